@@ -1,0 +1,3 @@
+"""fslab: compare Linux filesystems with evidence."""
+
+__version__ = "0.1.0"

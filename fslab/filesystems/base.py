@@ -1,0 +1,229 @@
+"""Filesystem driver contract, and `Instance`: one provisioned filesystem.
+
+A driver knows how to make, mount, unmount, cool and measure one filesystem
+type. It holds no state about a particular instance; `Instance` does, so that
+teardown works the same after success, failure, Ctrl-C, or from `fslab cleanup`.
+
+Adding a filesystem = one new module in this package defining a Driver subclass
+and calling `register(...)`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab import state
+from fslab.errors import StepFailed
+from fslab.plan import FilesystemSpec
+from fslab.proc import first_line, is_root, run, which
+from fslab.teardown import is_mounted, umount
+
+
+@dataclass
+class Availability:
+    ok: bool
+    how: str = ""        # "host kernel", "fuse (zfs-fuse)", "via guest"
+    why: str = ""        # when not ok: what is missing
+    packages: list[str] = field(default_factory=list)   # Debian packages that would help
+
+
+def kernel_has(fstype: str) -> bool:
+    with open("/proc/filesystems") as f:
+        if any(line.split()[-1] == fstype for line in f if line.strip()):
+            return True
+    # a module not yet loaded still counts if modprobe can find it
+    rel = os.uname().release
+    return any(Path(f"/lib/modules/{rel}").rglob(f"{fstype}.ko*")) \
+        if Path(f"/lib/modules/{rel}").exists() else False
+
+
+def read_mountinfo(mountpoint: str) -> dict:
+    """Options actually in effect for the mount at `mountpoint` (kernel's own view)."""
+    real = os.path.realpath(mountpoint)
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            fields = pre.split()
+            if fields[4] == real:
+                fstype, source, super_opts = (post.split() + ["", "", ""])[:3]
+                return {"fstype": fstype, "source": source, "mount_options": fields[5],
+                        "super_options": super_opts}
+    return {}
+
+
+class Driver(ABC):
+    name: str = "?"
+    fstype: str = "?"            # the kernel's name for it (mount -t)
+    mkfs_tool: str | None = None
+    packages: list[str] = []     # Debian packages providing its tools
+    needs_device: bool = True
+    min_bytes: int = 0           # smallest image mkfs accepts
+
+    # --- what can run here -------------------------------------------------
+    def available(self) -> Availability:
+        if not is_root():
+            return Availability(False, why="needs root (or use --mountpoint DIR)",
+                                packages=self.packages)
+        if self.mkfs_tool and not which(self.mkfs_tool):
+            return Availability(False, why=f"{self.mkfs_tool} not installed "
+                                f"(apt-get install {' '.join(self.packages)})",
+                                packages=self.packages)
+        if not kernel_has(self.fstype):
+            return Availability(False, why=f"host kernel has no {self.fstype} support",
+                                packages=self.packages)
+        return Availability(True, how="host kernel")
+
+    def versions(self) -> dict[str, str]:
+        out = {}
+        if self.mkfs_tool:
+            v = first_line([self.mkfs_tool, "-V"])
+            if v:
+                out[self.mkfs_tool] = v
+        return out
+
+    # --- lifecycle ---------------------------------------------------------
+    def mkfs(self, inst: "Instance") -> None:
+        run([self.mkfs_tool, *self.mkfs_args(inst.spec), *inst.spec.mkfs_options, inst.devices[0]],
+            timeout=1800)
+
+    def mkfs_args(self, spec: FilesystemSpec) -> list[str]:
+        """Arguments that make mkfs non-interactive (before the user's own options)."""
+        return []
+
+    def mount(self, inst: "Instance") -> None:
+        argv = ["mount", "-t", self.fstype]
+        if inst.spec.mount_options:
+            argv += ["-o", ",".join(inst.spec.mount_options)]
+        run(argv + [inst.devices[0], str(inst.mountpoint)])
+
+    def after_mount(self, inst: "Instance") -> dict:
+        """Wait for background work that would disturb measurements; say what was done."""
+        return {}
+
+    def unmount(self, inst: "Instance") -> None:
+        umount(str(inst.mountpoint))
+
+    def destroy(self, inst: "Instance") -> None:
+        """Undo mkfs-level state beyond the device (ZFS pools). Idempotent."""
+
+    def cold_cache(self, inst: "Instance") -> dict:
+        """Empty every cache between the files and the device; return evidence it worked."""
+        run(["sync"])
+        self.unmount(inst)
+        drop_caches()
+        self.mount(inst)
+        return {"method": "umount+mount+drop_caches", "mounted": is_mounted(str(inst.mountpoint))}
+
+    def effective_options(self, inst: "Instance") -> dict:
+        return read_mountinfo(str(inst.mountpoint))
+
+    def capacity(self, inst: "Instance") -> dict:
+        st = os.statvfs(inst.mountpoint)
+        return {"total_bytes": st.f_blocks * st.f_frsize,
+                "free_bytes": st.f_bfree * st.f_frsize,
+                "avail_bytes": st.f_bavail * st.f_frsize,
+                "used_bytes": (st.f_blocks - st.f_bfree) * st.f_frsize,
+                "files": st.f_files, "files_free": st.f_ffree}
+
+    def check(self, inst: "Instance") -> dict:
+        """Run the filesystem checker read-only on the unmounted device: {'clean': bool, 'output': str}."""
+        return {"clean": None, "output": "no checker for " + self.name}
+
+    def features(self) -> dict[str, Any]:
+        """Claims for the feature matrix (see fslab.features)."""
+        return {}
+
+
+def drop_caches() -> None:
+    run(["sync"])
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+class Instance:
+    """One filesystem on its target: acquire -> mkfs -> mount -> ... -> close.
+
+    Each step is explicit so suites like the file-server tasks can time mkfs and
+    mount on their own; `with inst:` does all of them. close() is idempotent and
+    undoes whatever was done, in reverse.
+    """
+
+    def __init__(self, driver: Driver, spec: FilesystemSpec, target, workdir: Path,
+                 label: str, size_bytes: int):
+        self.driver, self.spec, self.target = driver, spec, target
+        self.workdir = Path(workdir)
+        self.label = label
+        self.size_bytes = max(size_bytes, driver.min_bytes)
+        self.devices: list[str] = []
+        self.mountpoint = self.workdir / f"mnt-{label}"
+        self.pool: str | None = None      # ZFS pool name when there is one
+        self.made = False
+        self.info: dict[str, Any] = {}    # what happened: lazy init, options in effect...
+
+    # steps ---------------------------------------------------------------
+    def acquire(self) -> None:
+        if self.driver.needs_device and not self.devices:
+            for i in range(self.spec.devices):
+                self.devices.append(self.target.acquire(self.size_bytes, f"{self.label}-d{i}"))
+
+    def mkfs(self) -> None:
+        self.acquire()
+        self.driver.mkfs(self)
+        self.made = True
+
+    def mount(self) -> None:
+        self.mountpoint.mkdir(parents=True, exist_ok=True)
+        state.note("mount", str(self.mountpoint))
+        self.driver.mount(self)
+        self.info.update(self.driver.after_mount(self))
+
+    def unmount(self) -> None:
+        if is_mounted(str(self.mountpoint)) or self.pool:
+            self.driver.unmount(self)
+        state.forget("mount", str(self.mountpoint))
+
+    def close(self) -> None:
+        errors = []
+        for step in (self.unmount, lambda: self.driver.destroy(self), self.target.release):
+            try:
+                step()
+            except Exception as e:   # keep tearing down; report at the end
+                errors.append(str(e))
+        try:
+            if self.mountpoint.exists() and not is_mounted(str(self.mountpoint)):
+                self.mountpoint.rmdir()
+        except OSError:
+            pass
+        self.devices.clear()
+        if errors:
+            raise StepFailed("teardown: " + "; ".join(errors))
+
+    # convenience ---------------------------------------------------------
+    def __enter__(self) -> "Instance":
+        try:
+            self.mkfs()
+            self.mount()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def cold_cache(self) -> dict:
+        t = time.perf_counter()
+        ev = self.driver.cold_cache(self)
+        ev["seconds"] = time.perf_counter() - t
+        return ev
+
+    def effective(self) -> dict:
+        """Everything about this instance worth recording with its results."""
+        return {"fs": self.driver.name, "variant": self.spec.variant,
+                "mkfs_options": self.spec.mkfs_options, "mount_options": self.spec.mount_options,
+                "properties": self.spec.properties, "devices": list(self.devices),
+                "image_bytes": self.size_bytes, "in_effect": self.driver.effective_options(self),
+                **self.info}

@@ -1,0 +1,214 @@
+"""ZFS: kernel OpenZFS when the zfs module is loaded, else Debian's zfs-fuse.
+
+A "mkfs" here is `zpool create` of a single-vdev pool (mirror with devices > 1)
+with the plan's dataset properties (-O) and pool properties (-o) passed through.
+zfs-fuse's daemon is started when needed and stopped at the end of the run,
+only if fslab started it and nobody else still uses it.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from fslab import state
+from fslab.errors import StepFailed
+from fslab.filesystems import register
+from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
+from fslab.proc import is_root, run, which
+from fslab.teardown import destroy_zpool, stop_pid, zpool_imported
+
+_counter = 0
+
+
+def kernel_zfs() -> bool:
+    return Path("/sys/module/zfs").exists()
+
+
+def fuse_daemon_pid() -> int | None:
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "zfs-fuse":
+                return int(comm.parent.name)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def ensure_fuse_daemon() -> bool:
+    """Start zfs-fuse if it is not running. True if this call started it."""
+    if fuse_daemon_pid():
+        return False
+    pidfile = state.state_dir() / "zfs-fuse.pid"
+    pidfile.unlink(missing_ok=True)
+    # --no-kstat-mount: do not leave a /zfs-kstat mount behind
+    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"])
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            pid = int(pidfile.read_text().strip())
+            state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse")
+            break
+        time.sleep(0.05)
+    else:
+        raise StepFailed("zfs-fuse did not start (no pid file)")
+    for _ in range(100):   # ready when zpool can talk to it
+        if run(["zpool", "list"], check=False, timeout=10).ok:
+            return True
+        time.sleep(0.1)
+    raise StepFailed("zfs-fuse started but zpool cannot reach it")
+
+
+def stop_fuse_daemon_if_ours() -> None:
+    """Stop zfs-fuse when fslab started it and no live fslab process still has a pool."""
+    mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
+    if not mine:
+        return
+    others = [e for e in state.entries() if e["kind"] == "zpool" and e.get("pid") != os.getpid()
+              and Path(f"/proc/{e.get('pid')}").exists()]
+    if others:
+        return
+    pid = mine[0]["daemon_pid"]
+    if Path(f"/proc/{pid}/comm").exists() and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
+        stop_pid(int(pid), timeout=30)
+    state.forget("daemon", "zfs-fuse")
+
+
+@register
+class Zfs(Driver):
+    name = "zfs"
+    fstype = "zfs"
+    packages = ["zfs-fuse"]
+    min_bytes = 128 << 20
+
+    def available(self) -> Availability:
+        if not is_root():
+            return Availability(False, why="needs root (or use --mountpoint DIR)",
+                                packages=self.packages)
+        if not which("zpool") or not which("zfs"):
+            return Availability(False, why="zpool/zfs not installed (apt-get install zfs-fuse, "
+                                "or OpenZFS zfsutils-linux with the zfs module)",
+                                packages=self.packages)
+        if kernel_zfs():
+            return Availability(True, how="kernel OpenZFS")
+        if not which("zfs-fuse"):
+            return Availability(False, why="no zfs kernel module and zfs-fuse not installed",
+                                packages=self.packages)
+        if not Path("/dev/fuse").exists():
+            return Availability(False, why="zfs-fuse needs /dev/fuse", packages=self.packages)
+        return Availability(True, how="fuse (zfs-fuse)")
+
+    def versions(self) -> dict[str, str]:
+        if kernel_zfs():
+            r = run(["zfs", "version"], check=False)
+            return {"zfs": r.stdout.strip().replace("\n", "; ")}
+        r = run(["dpkg-query", "-W", "-f", "${Version}", "zfs-fuse"], check=False)
+        return {"zfs-fuse": r.stdout.strip() or "unknown"}
+
+    def implementation(self) -> str:
+        return "kernel" if kernel_zfs() else "zfs-fuse"
+
+    # lifecycle ---------------------------------------------------------------
+    def mkfs(self, inst: Instance) -> None:
+        global _counter
+        if not kernel_zfs():
+            if ensure_fuse_daemon():
+                inst.info["zfs_fuse_started_by_fslab"] = True
+        _counter += 1
+        inst.pool = f"fslab{os.getpid()}x{_counter}"
+        argv = ["zpool", "create", "-f", "-m", "none"]
+        for k, v in inst.spec.pool_properties.items():
+            argv += ["-o", f"{k}={v}"]
+        for k, v in inst.spec.properties.items():
+            argv += ["-O", f"{k}={v}"]
+        argv += inst.spec.mkfs_options
+        argv.append(inst.pool)
+        if len(inst.devices) > 1:
+            argv.append("mirror")
+        argv += inst.devices
+        state.note("zpool", inst.pool)
+        run(argv, timeout=600)
+
+    def mount(self, inst: Instance) -> None:
+        if not zpool_imported(inst.pool):
+            self._import(inst)
+        # mount options (e.g. atime=off) go as properties too; plain "-o" for zfs mount
+        run(["zfs", "set", f"mountpoint={inst.mountpoint}", inst.pool])
+        if not _zfs_mounted(inst.pool):
+            argv = ["zfs", "mount"]
+            if inst.spec.mount_options:
+                argv += ["-o", ",".join(inst.spec.mount_options)]
+            run(argv + [inst.pool])
+
+    def unmount(self, inst: Instance) -> None:
+        if inst.pool and zpool_imported(inst.pool):
+            run(["zfs", "umount", inst.pool], check=False, timeout=120)
+
+    def destroy(self, inst: Instance) -> None:
+        if inst.pool:
+            destroy_zpool(inst.pool)
+            state.forget("zpool", inst.pool)
+
+    def _import(self, inst: Instance) -> None:
+        # import only from this instance's own devices: a directory of symlinks to them
+        ddir = inst.workdir / f"zdev-{inst.label}"
+        ddir.mkdir(parents=True, exist_ok=True)
+        for d in inst.devices:
+            link = ddir / os.path.basename(d)
+            if not link.exists():
+                link.symlink_to(d)
+        run(["zpool", "import", "-d", str(ddir), inst.pool], timeout=300)
+
+    def cold_cache(self, inst: Instance) -> dict:
+        """Export and re-import the pool: ARC and vdev caches empty, page cache dropped."""
+        run(["sync"])
+        run(["zpool", "export", inst.pool], timeout=300)
+        drop_caches()
+        self._import(inst)
+        self.mount(inst)
+        return {"method": "zpool export/import + drop_caches",
+                "mounted": _zfs_mounted(inst.pool)}
+
+    def effective_options(self, inst: Instance) -> dict:
+        info = {"implementation": self.implementation()}
+        r = run(["zfs", "get", "-H", "-o", "property,value,source", "all", inst.pool], check=False)
+        props = {}
+        for line in r.stdout.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3:
+                props[parts[0]] = {"value": parts[1], "source": parts[2]}
+        info["properties"] = props
+        r = run(["zpool", "get", "-H", "-o", "property,value", "all", inst.pool], check=False)
+        info["pool_properties"] = dict(line.split("\t", 1) for line in r.stdout.splitlines()
+                                       if "\t" in line)
+        return info
+
+    def capacity(self, inst: Instance) -> dict:
+        info = super().capacity(inst)
+        r = run(["zpool", "list", "-Hp", "-o", "size,allocated,free,dedupratio", inst.pool],
+                check=False)
+        if r.ok and r.stdout.strip():
+            size, alloc, free, dedup = r.stdout.split()[:4]
+            info.update(pool_size_bytes=int(size), pool_alloc_bytes=int(alloc),
+                        pool_free_bytes=int(free), dedupratio=float(dedup.rstrip("x")))
+        return info
+
+    def check(self, inst: Instance) -> dict:
+        """Scrub the pool and wait for it: {'clean': no errors, 'output': zpool status}."""
+        run(["zpool", "scrub", inst.pool], check=False, timeout=600)
+        out = ""
+        for _ in range(1200):
+            out = run(["zpool", "status", "-v", inst.pool], check=False).stdout
+            if "scrub in progress" not in out:
+                break
+            time.sleep(0.25)
+        clean = "No known data errors" in out and "DEGRADED" not in out
+        return {"clean": clean, "output": out[-4000:]}
+
+    def session_end(self) -> None:
+        if not kernel_zfs():
+            stop_fuse_daemon_if_ours()
+
+
+def _zfs_mounted(pool: str) -> bool:
+    r = run(["zfs", "get", "-H", "-o", "value", "mounted", pool], check=False)
+    return r.stdout.strip() == "yes"

@@ -1,0 +1,226 @@
+"""Plans: what to compare (filesystems + options) and how (suites, profile, iterations).
+
+A plan is TOML validated by pydantic. Errors name the file, the line and the field.
+CLI flags build the same Plan object, so a plan file and flags are interchangeable.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from fslab.errors import FslabError
+from fslab.profiles import PROFILES
+
+
+class RunSection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    profile: str = "quick"
+    iterations: int | None = Field(None, ge=1, le=1000)   # None: the profile's default
+    seed: int = 42
+    fresh_fs: bool = True          # new filesystem per iteration
+    name: str | None = None        # a label for the run
+    description: str | None = None
+
+    @field_validator("profile")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in PROFILES:
+            raise ValueError(f"unknown profile {v!r}; choose one of {', '.join(PROFILES)}")
+        return v
+
+
+class FilesystemSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    variant: str = "default"
+    mkfs_options: list[str] = []
+    mount_options: list[str] = []
+    properties: dict[str, str] = {}        # ZFS dataset properties (zfs create -O)
+    pool_properties: dict[str, str] = {}   # ZFS pool properties (zpool create -o)
+    image_size: str | None = None          # override the loop image size, e.g. "2G"
+    devices: int = Field(1, ge=1, le=4)    # loop devices (btrfs raid1 / zfs mirror)
+    # ext4 lazy init handling: "mkfs" (-E lazy_itable_init=0,...) or "wait"
+    ext4_lazy_init: str = "mkfs"
+
+    @property
+    def label(self) -> str:
+        return self.name if self.variant == "default" else f"{self.name}:{self.variant}"
+
+    @property
+    def options_text(self) -> str:
+        bits = []
+        if self.mkfs_options: bits.append("mkfs " + " ".join(self.mkfs_options))
+        if self.mount_options: bits.append("-o " + ",".join(self.mount_options))
+        if self.properties: bits.append(" ".join(f"{k}={v}" for k, v in self.properties.items()))
+        return "; ".join(bits) or "defaults"
+
+
+class SuiteSpec(BaseModel):
+    """[[suite]]: kind picks the workload; every other key is that suite's own options."""
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    workloads: list[str] | None = None   # which cases of the suite (None: its defaults)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: RunSection = RunSection()
+    filesystem: list[FilesystemSpec] = []
+    suite: list[SuiteSpec] = []
+    hosts: dict[str, Any] | None = None   # multi-host section (see docs)
+    target: dict[str, Any] = {}           # e.g. {kind="guest"} or {kind="device", path=...}
+    # the verbatim text this plan came from (stored with the run)
+    source_text: str = Field("", exclude=True)
+    source_path: str | None = Field(None, exclude=True)
+
+    @property
+    def profile(self):
+        return PROFILES[self.run.profile]
+
+    @property
+    def iterations(self) -> int:
+        return self.run.iterations or self.profile.iterations
+
+    def check_unique_variants(self) -> None:
+        seen = set()
+        for fs in self.filesystem:
+            if (fs.name, fs.variant) in seen:
+                raise FslabError(f"filesystem {fs.name} variant {fs.variant!r} appears twice; "
+                                 "give each a distinct variant name")
+            seen.add((fs.name, fs.variant))
+
+
+def load(path: str | Path) -> Plan:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise FslabError(f"cannot read plan {p}: {e.strerror}") from None
+    return parse(text, str(p))
+
+
+def parse(text: str, source: str = "<plan>") -> Plan:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise FslabError(f"{source}: invalid TOML: {e}") from None
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = err["loc"]
+        line = _line_of(text, loc)
+        where = f"{source}:{line}" if line else source
+        field = ".".join(str(x) for x in loc)
+        raise FslabError(f"{where}: {field}: {err['msg']}") from None
+    plan.source_text, plan.source_path = text, source
+    plan.check_unique_variants()
+    return plan
+
+
+def _line_of(text: str, loc: tuple) -> int | None:
+    """Best-effort line number for a pydantic error location like ('filesystem', 1, 'name')."""
+    lines = text.splitlines()
+    start = 0
+    keys = [k for k in loc if isinstance(k, str)]
+    if loc and isinstance(loc[0], str) and len(loc) > 1 and isinstance(loc[1], int):
+        # the (loc[1]+1)-th [[table]] header
+        hdr = re.compile(rf"^\s*\[\[\s*{re.escape(loc[0])}\s*\]\]")
+        seen = -1
+        for i, ln in enumerate(lines):
+            if hdr.match(ln):
+                seen += 1
+                if seen == loc[1]:
+                    start = i
+                    break
+        keys = [k for k in loc[2:] if isinstance(k, str)]
+    elif loc and isinstance(loc[0], str):
+        hdr = re.compile(rf"^\s*\[\s*{re.escape(loc[0])}\s*\]")
+        for i, ln in enumerate(lines):
+            if hdr.match(ln):
+                start = i
+                break
+        keys = [k for k in loc[1:] if isinstance(k, str)]
+    if not keys:
+        return start + 1 if start else None
+    key = re.compile(rf"^\s*{re.escape(keys[0])}\s*=")
+    for i in range(start, len(lines)):
+        if key.match(lines[i]):
+            return i + 1
+    return start + 1 if start else None
+
+
+def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | None,
+             seed: int, mkfs_options: list[str] | None = None,
+             mount_options: list[str] | None = None,
+             fio_options: dict[str, str] | None = None) -> Plan:
+    """The plan that `fslab run --fs ... --suite ...` means. `fs` items may be 'zfs:variant'."""
+    fss = []
+    for item in fs:
+        name, _, variant = item.partition(":")
+        fss.append(FilesystemSpec(name=name, variant=variant or "default",
+                                  mkfs_options=mkfs_options or [],
+                                  mount_options=mount_options or []))
+    suite_specs = []
+    for s in suites:
+        extra = {"fio": dict(fio_options)} if (fio_options and s == "fio") else {}
+        suite_specs.append(SuiteSpec(kind=s, **extra))
+    plan = Plan(run=RunSection(profile=profile, iterations=iterations, seed=seed),
+                filesystem=fss, suite=suite_specs)
+    plan.source_text = to_toml(plan)
+    plan.source_path = "<command line>"
+    plan.check_unique_variants()
+    return plan
+
+
+def to_toml(plan: Plan) -> str:
+    """A plan file equivalent to `plan` (so a CLI run can be re-run from its stored plan)."""
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return str(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{_key(k)} = {val(x)}" for k, x in v.items()) + " }"
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    out = ["[run]"]
+    for k, v in plan.run.model_dump(exclude_none=True).items():
+        out.append(f"{k} = {val(v)}")
+    for fs in plan.filesystem:
+        out.append("\n[[filesystem]]")
+        for k, v in fs.model_dump(exclude_defaults=True).items():
+            out.append(f"{k} = {val(v)}")
+        if "name" not in fs.model_dump(exclude_defaults=True):
+            out.append(f"name = {val(fs.name)}")
+    for s in plan.suite:
+        out.append("\n[[suite]]")
+        out.append(f"kind = {val(s.kind)}")
+        if s.workloads is not None:
+            out.append(f"workloads = {val(s.workloads)}")
+        for k, v in s.options.items():
+            if not isinstance(v, dict):
+                out.append(f"{_key(k)} = {val(v)}")
+        for k, v in s.options.items():
+            if isinstance(v, dict):
+                out.append(f"[suite.{_key(k)}]")
+                for kk, vv in v.items():
+                    out.append(f"{_key(kk)} = {val(vv)}")
+    if plan.target:
+        out.append("\n[target]")
+        for k, v in plan.target.items():
+            out.append(f"{_key(k)} = {val(v)}")
+    return "\n".join(out) + "\n"
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else '"' + k + '"'

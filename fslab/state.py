@@ -1,0 +1,111 @@
+"""What fslab created and has not yet torn down, so `fslab cleanup` can after a crash.
+
+Every resource (mount, loop device, zpool, daemon, image file, guest...) is noted
+here *before* the step that creates it completes, and forgotten after its
+teardown succeeds. A kill -9 therefore leaves a list `fslab cleanup` can finish.
+The file is shared by concurrent fslab processes and guarded with flock.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import Callable, Iterator
+
+import orjson
+
+# Teardown order: lower first. Mounts go before the pools/loops under them, etc.
+PRIORITY = {"guest": 0, "mount": 10, "zpool": 20, "loop": 30, "daemon": 40,
+            "netns": 45, "file": 50, "dir": 60}
+
+_handlers: dict[str, Callable[[dict], None]] = {}
+
+
+def state_dir() -> Path:
+    env = os.environ.get("FSLAB_STATE_DIR")
+    if env:
+        d = Path(env)
+    elif os.geteuid() == 0:
+        d = Path("/run/fslab")
+    else:
+        d = Path(os.environ.get("XDG_RUNTIME_DIR") or Path.home() / ".cache") / "fslab"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _path() -> Path:
+    return state_dir() / "resources.json"
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[list[dict]]:
+    p = _path()
+    with open(p.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        entries = orjson.loads(p.read_bytes()) if p.exists() and p.stat().st_size else []
+        yield entries
+        tmp = p.with_suffix(".tmp")
+        tmp.write_bytes(orjson.dumps(entries, option=orjson.OPT_INDENT_2))
+        os.replace(tmp, p)
+
+
+def note(kind: str, ident: str, **extra) -> None:
+    """Remember a resource about to be created (idempotent)."""
+    with _locked() as entries:
+        if not any(e["kind"] == kind and e["id"] == ident for e in entries):
+            entries.append({"kind": kind, "id": ident, "pid": os.getpid(), **extra})
+
+
+def forget(kind: str, ident: str) -> None:
+    with _locked() as entries:
+        entries[:] = [e for e in entries if not (e["kind"] == kind and e["id"] == ident)]
+
+
+def entries() -> list[dict]:
+    with _locked() as es:
+        return list(es)
+
+
+def handler(kind: str):
+    """Register the teardown function for a resource kind (decorator)."""
+    def deco(fn: Callable[[dict], None]):
+        _handlers[kind] = fn
+        return fn
+    return deco
+
+
+def cleanup(only_dead_owners: bool = False) -> tuple[list[str], list[str]]:
+    """Tear down every remembered resource. Returns (done, failed) descriptions.
+
+    only_dead_owners: leave resources of fslab processes that are still alive
+    (used at the start of a run, so a concurrent run is not sabotaged).
+    """
+    from fslab import teardown  # noqa: F401  registers the core handlers
+    done, failed = [], []
+    for e in sorted(entries(), key=lambda e: PRIORITY.get(e["kind"], 99)):
+        if only_dead_owners and _alive(e.get("pid")):
+            continue
+        desc = f"{e['kind']} {e['id']}"
+        fn = _handlers.get(e["kind"])
+        try:
+            if fn is None:
+                raise RuntimeError(f"no teardown known for kind {e['kind']!r}")
+            fn(e)
+            forget(e["kind"], e["id"])
+            done.append(desc)
+        except Exception as exc:  # keep going: cleanup must do all it can
+            failed.append(f"{desc}: {exc}")
+    return done, failed
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid or pid == os.getpid():
+        return pid == os.getpid()
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True

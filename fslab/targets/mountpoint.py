@@ -1,0 +1,50 @@
+"""Existing-mount-point target: measure a filesystem someone else mounted. No root, no mkfs."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fslab.errors import FslabError
+from fslab.targets.base import Target
+
+
+def mount_of(path: str) -> dict:
+    """The mountinfo entry that holds `path`: mountpoint, fstype, source, options."""
+    real = os.path.realpath(path)
+    best = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            fields = pre.split()
+            mp = fields[4].replace("\\040", " ")
+            if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
+                if best is None or len(mp) >= len(best["mountpoint"]):
+                    fstype, source, super_opts = (post.split() + ["", "", ""])[:3]
+                    best = {"mountpoint": mp, "fstype": fstype, "source": source,
+                            "mount_options": fields[5], "super_options": super_opts}
+    if best is None:
+        raise FslabError(f"{path} is not on any mounted filesystem")
+    return best
+
+
+class MountpointTarget(Target):
+    kind = "mountpoint"
+    provides_device = False
+
+    def __init__(self, directory: str):
+        d = Path(directory)
+        if not d.is_dir():
+            raise FslabError(f"--mountpoint {directory}: not a directory")
+        if not os.access(d, os.W_OK):
+            raise FslabError(f"--mountpoint {directory}: not writable by this user")
+        self.directory = d
+        self.mount = mount_of(str(d))
+
+    def acquire(self, size_bytes: int, label: str) -> str:
+        raise FslabError("the mountpoint target has no device to format")
+
+    def release(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "directory": str(self.directory), **self.mount}

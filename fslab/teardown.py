@@ -1,0 +1,127 @@
+"""Teardown of the core resource kinds, shared by normal teardown and `fslab cleanup`.
+
+Each function is idempotent: tearing down something already gone is success.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from fslab import state
+from fslab.proc import run, which
+
+
+def is_mounted(path: str) -> bool:
+    real = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == real for line in f)
+
+
+def umount(path: str, attempts: int = 5) -> None:
+    for i in range(attempts):
+        if not is_mounted(path):
+            return
+        r = run(["umount", path], check=False)
+        if r.ok:
+            return
+        time.sleep(0.3 * (i + 1))   # busy: a process may still be closing files
+    run(["umount", "-l", path], check=False)   # last resort: lazy, never leave it mounted
+    if is_mounted(path):
+        raise RuntimeError(f"cannot unmount {path}")
+
+
+def loop_attached(dev: str) -> bool:
+    name = os.path.basename(dev)
+    return Path(f"/sys/block/{name}/loop/backing_file").exists()
+
+
+def detach_loop(dev: str, image: str | None = None) -> None:
+    if not loop_attached(dev):
+        return
+    if image:  # the device number may have been reused by someone else: check
+        backing = Path(f"/sys/block/{os.path.basename(dev)}/loop/backing_file").read_text().strip()
+        if os.path.realpath(backing.removesuffix(" (deleted)")) != os.path.realpath(image):
+            return
+    for i in range(10):
+        r = run(["losetup", "-d", dev], check=False)
+        if r.ok or not loop_attached(dev):
+            return
+        time.sleep(0.2 * (i + 1))
+    raise RuntimeError(f"cannot detach {dev}: {r.stderr.strip()}")
+
+
+def zpool_imported(name: str) -> bool:
+    if not which("zpool"):
+        return False
+    r = run(["zpool", "list", "-H", "-o", "name", name], check=False, timeout=60)
+    return r.ok
+
+
+def destroy_zpool(name: str) -> None:
+    if zpool_imported(name):
+        r = run(["zpool", "destroy", "-f", name], check=False, timeout=120)
+        if not r.ok and zpool_imported(name):
+            run(["zpool", "export", "-f", name], check=False, timeout=120)
+        if zpool_imported(name):
+            raise RuntimeError(f"cannot destroy zpool {name}: {r.stderr.strip()}")
+
+
+def stop_pid(pid: int, timeout: float = 15) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        # reap if it is our child
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+@state.handler("mount")
+def _mount(e: dict) -> None:
+    umount(e["id"])
+
+
+@state.handler("loop")
+def _loop(e: dict) -> None:
+    detach_loop(e["id"], e.get("image"))
+
+
+@state.handler("zpool")
+def _zpool(e: dict) -> None:
+    destroy_zpool(e["id"])
+
+
+@state.handler("daemon")
+def _daemon(e: dict) -> None:
+    pid = int(e["daemon_pid"])
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    # only stop it if that pid is still the daemon we started
+    if cmdline.exists() and e.get("match", "") in cmdline.read_bytes().decode(errors="replace"):
+        stop_pid(pid)
+
+
+@state.handler("file")
+def _file(e: dict) -> None:
+    Path(e["id"]).unlink(missing_ok=True)
+
+
+@state.handler("dir")
+def _dir(e: dict) -> None:
+    p = Path(e["id"])
+    if p.exists():
+        if is_mounted(str(p)):
+            raise RuntimeError(f"{p} is still a mount point")
+        shutil.rmtree(p, ignore_errors=True)
