@@ -1,0 +1,247 @@
+"""The one fio JSON parser: used by the live fio suite and by `fslab import`.
+
+Two steps, kept apart so each can fail with its own clear reason:
+  load_fio_output(bytes)  -> the fio document (a dict), tolerating text around it
+  job_measurements(doc)   -> one JobResult per job entry, values in explicit units
+
+Units are normalised here once, so nothing downstream guesses:
+  fio 3.x  *_ns latencies are ns;  fio 2.x slat/clat/lat are usec  -> ns
+  "bw" is KiB/s in every version;  "bw_bytes" (3.2+) is bytes/s     -> bytes/s
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from fslab.errors import FslabError
+from fslab.records import Measurement
+
+DIRECTIONS = ("read", "write", "trim")
+PERCENTILES = {"50.000000": "p50", "99.000000": "p99", "99.900000": "p99.9"}
+# rw= values and the directions they do (fio's `readwrite` is an alias of `rw`)
+_RW_DIRECTIONS = {
+    "read": {"read"}, "randread": {"read"},
+    "write": {"write"}, "randwrite": {"write"},
+    "trim": {"trim"}, "randtrim": {"trim"},
+    "rw": {"read", "write"}, "readwrite": {"read", "write"}, "randrw": {"read", "write"},
+    "trimwrite": {"trim", "write"}, "randtrimwrite": {"trim", "write"},
+}
+_AGGREGATE_JOBNAME = "All clients"
+# a fio document's opening: '{' then (after blanks) a quoted key
+_DOC_START = re.compile(r'\{\s*"')
+
+
+class FioParseError(FslabError):
+    """fio output that cannot be read; the message names the source and the reason."""
+
+
+@dataclass
+class JobResult:
+    job_name: str
+    hostname: str | None          # client/server mode: the fio server this entry came from
+    error: int                    # the job's own "error" field (errno), 0 = fine
+    measurements: list[Measurement]
+    groupid: int = 0
+    aggregate: bool = False       # the "All clients" entry of client/server output
+    options: dict[str, Any] = field(default_factory=dict)   # job options (+ global ones)
+
+
+# -- step 1: find the fio document -------------------------------------------------
+
+def load_fio_output(data: bytes | str, source: str = "?") -> dict:
+    """The fio JSON document in `data`, which may have fio's text output around it.
+
+    Raises FioParseError("<source>: <one specific reason>").
+    """
+    try:
+        doc = orjson.loads(data)          # the fast path: a clean document
+    except orjson.JSONDecodeError:
+        doc = None
+    if doc is not None:
+        if _is_fio_doc(doc):
+            return doc
+        raise FioParseError(f"{source}: valid JSON but not fio output "
+                            "(no 'jobs' or 'client_stats' list)")
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    found, first_error = _scan(text)
+    if found is not None:
+        return found
+    raise FioParseError(f"{source}: {_why_not(text, first_error)}")
+
+
+def _is_fio_doc(doc: Any) -> bool:
+    return isinstance(doc, dict) and (isinstance(doc.get("jobs"), list)
+                                      or isinstance(doc.get("client_stats"), list))
+
+
+def _scan(text: str) -> tuple[dict | None, json.JSONDecodeError | None]:
+    """The first fio document embedded in text (banners, progress lines, shell prompts,
+    or a second document around it). Python's decoder keeps the last of duplicate keys,
+    as fio 2.x-3.7 outputs need. Also returns the first decode error, to explain failure."""
+    decoder = json.JSONDecoder()
+    first_error = None
+    pos = 0
+    while (m := _DOC_START.search(text, pos)) is not None:
+        try:
+            doc, end = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError as e:
+            first_error = first_error or e
+            pos = m.start() + 1
+            continue
+        if _is_fio_doc(doc):
+            return doc, None
+        pos = end                         # a complete non-fio object: skip all of it
+    return None, first_error
+
+
+def _why_not(text: str, error: json.JSONDecodeError | None) -> str:
+    stripped = text.strip()
+    if not stripped:
+        return "empty (fio wrote nothing)"
+    if error is None:
+        fio_lines = [ln.strip() for ln in stripped.splitlines() if ln.startswith("fio:")]
+        said = fio_lines[0] if fio_lines else stripped.splitlines()[0][:120]
+        return f"no JSON document in it; fio printed: {said!r}"
+    if error.pos >= len(text.rstrip()):
+        return (f"the JSON is truncated: the output ends (after {len(text)} characters, "
+                f"line {error.lineno}) before the document is closed")
+    return f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+
+
+# -- step 2: measurements per job ----------------------------------------------------
+
+def job_measurements(doc: dict) -> list[JobResult]:
+    """One JobResult per entry of `jobs` (or `client_stats` in client/server mode)."""
+    client_mode = "jobs" not in doc
+    entries = doc.get("jobs") if not client_mode else doc.get("client_stats")
+    global_opts = _global_options(doc.get("global options"))
+    hosts = _host_labels(entries or []) if client_mode else {}
+    results = []
+    for job in entries or []:
+        name = str(job.get("jobname", "?")).strip()
+        aggregate = client_mode and name == _AGGREGATE_JOBNAME
+        options = {**global_opts, **(job.get("job options") or {})}
+        results.append(JobResult(
+            job_name=name,
+            # fio stamps the last client's hostname on the aggregate: it belongs to no host
+            hostname=None if aggregate else hosts.get(id(job)),
+            error=int(job.get("error", 0) or 0),
+            measurements=_job_values(job, options),
+            groupid=int(job.get("groupid", 0) or 0),
+            aggregate=aggregate,
+            options=options,
+        ))
+    return results
+
+
+def _host_labels(entries: list[dict]) -> dict[int, str]:
+    """Each client entry's fio server: its hostname, plus ':port' where one host ran
+    several servers (e.g. two on 127.0.0.1), so distinct servers stay distinct."""
+    ports: dict[str, set] = {}
+    for e in entries:
+        ports.setdefault(str(e.get("hostname")), set()).add(e.get("port"))
+    labels = {}
+    for e in entries:
+        host = str(e.get("hostname"))
+        if e.get("hostname") is not None:
+            labels[id(e)] = f"{host}:{e.get('port')}" if len(ports[host]) > 1 else host
+    return labels
+
+
+def _global_options(opts: Any) -> dict:
+    # fio >= 3.39 with several servers writes a list of per-server option objects
+    if isinstance(opts, list):
+        merged: dict = {}
+        for o in opts:
+            if isinstance(o, dict):
+                merged.update({k: v for k, v in o.items() if k not in ("hostname", "port")})
+        return merged
+    return dict(opts) if isinstance(opts, dict) else {}
+
+
+def _declared_directions(options: dict) -> set[str] | None:
+    """Directions the job was asked to do (None: options do not say, e.g. fio 2.1)."""
+    rw = options.get("rw", options.get("readwrite"))
+    if rw is None:
+        return None
+    dirs = set(_RW_DIRECTIONS.get(str(rw).split(":")[0], ()))
+    if "read" in dirs and "write" in dirs:
+        mix = options.get("rwmixread")
+        if mix is None and options.get("rwmixwrite") is not None:
+            mix = 100 - int(options["rwmixwrite"])
+        if mix is not None and int(mix) in (0, 100):
+            dirs.discard("write" if int(mix) == 100 else "read")
+    return dirs or None
+
+
+def _ios(d: dict) -> float:
+    """How much I/O a direction did (total_ios, else bytes, else iops: by fio version)."""
+    for key in ("total_ios", "io_bytes", "io_kbytes"):
+        if key in d:
+            return float(d[key] or 0)
+    return float(d.get("iops", 0) or 0)
+
+
+def _job_values(job: dict, options: dict) -> list[Measurement]:
+    out: list[Measurement] = []
+    declared = _declared_directions(options)
+    for direction in DIRECTIONS:
+        d = job.get(direction)
+        if not isinstance(d, dict):
+            continue
+        did_io = _ios(d) > 0
+        # keep an honest 0 when the job was asked for this direction and got nothing
+        if not did_io and not (declared and direction in declared):
+            continue
+        out.append(Measurement(f"{direction}_iops", float(d.get("iops", 0) or 0), "ops/s", "higher"))
+        out.append(Measurement(f"{direction}_bw", _bytes_per_s(d), "B/s", "higher"))
+        if did_io:
+            out.extend(_latencies(direction, d))
+    sync = job.get("sync")
+    if isinstance(sync, dict) and float(sync.get("total_ios", 0) or 0) > 0:
+        out.extend(_latencies("sync", sync))
+    for key in ("usr_cpu", "sys_cpu"):
+        if key in job:
+            out.append(Measurement(key, float(job[key]), "%", "lower"))
+    out.append(Measurement("error", float(job.get("error", 0) or 0), "code", None))
+    return out
+
+
+def _bytes_per_s(d: dict) -> float:
+    if "bw_bytes" in d:
+        return float(d["bw_bytes"])
+    return float(d.get("bw", 0) or 0) * 1024.0     # "bw" is KiB/s in every fio version
+
+
+def _latencies(prefix: str, d: dict) -> list[Measurement]:
+    """clat/lat mean, min, max and percentiles in ns, from *_ns (3.x) or usec keys (2.x)."""
+    out = []
+    for kind in ("clat", "lat"):
+        stats, scale = d.get(f"{kind}_ns"), 1.0
+        if stats is None:
+            stats, scale = d.get(kind), 1000.0          # fio 2.x: usec
+        if not isinstance(stats, dict) or not _has_samples(stats):
+            continue
+        for stat in ("mean", "min", "max"):
+            if stat in stats:
+                out.append(Measurement(f"{prefix}_{kind}_{stat}", float(stats[stat]) * scale,
+                                       "ns", "lower"))
+        pct = stats.get("percentile")
+        if isinstance(pct, dict):
+            for key, label in PERCENTILES.items():
+                if key in pct:
+                    out.append(Measurement(f"{prefix}_{kind}_{label}", float(pct[key]) * scale,
+                                           "ns", "lower"))
+    return out
+
+
+def _has_samples(stats: dict) -> bool:
+    # N (3.18+) says it; before that all-zero stats mean latency was not collected
+    # (e.g. gtod_reduce=1): a 0 ns latency would be a lie
+    if "N" in stats:
+        return int(stats["N"] or 0) > 0
+    return any(float(stats.get(k, 0) or 0) > 0 for k in ("mean", "max"))
