@@ -138,6 +138,20 @@ class Driver(ABC):
         return {}
 
 
+class Existing(Driver):
+    """A filesystem someone else mounted (--mountpoint): fslab only measures it."""
+    needs_device = False
+
+    def __init__(self, fstype: str):
+        self.name = self.fstype = fstype
+
+    def available(self) -> Availability:
+        return Availability(True, how="existing mount point")
+
+    def mkfs(self, inst: "Instance") -> None:
+        raise StepFailed("an existing mount point is never formatted")
+
+
 def drop_caches() -> None:
     run(["sync"])
     Path("/proc/sys/vm/drop_caches").write_text("3\n")

@@ -1,0 +1,87 @@
+"""Per-level description of one group: location, spread, intervals, outliers.
+
+Vectorised over all groups at once (pandas groupby), so a 10,000-file import is
+described in well under a second.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+CONFIDENCE = 0.95
+OUTLIER_MADS = 10.0          # hyperfine's rule: |x - median| / (1.4826 * MAD) > 10
+MAD_TO_SD = 1.4826           # makes the MAD estimate sd for normal data
+
+
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """1-based ranks (lo, hi) of the order statistics bracketing the median with at least
+    `confidence` coverage (distribution-free, binomial; benchstat's method), or None when
+    n is too small for any interval to reach it (n < 6 at 95%)."""
+    if n < 1:
+        return None
+    # coverage of [x_(k), x_(n-k+1)] is 1 - 2 * P(Binom(n, 1/2) <= k - 1); take the tightest
+    k = np.arange(1, n // 2 + 1)
+    coverage = 1 - 2 * stats.binom.cdf(k - 1, n, 0.5)
+    ok = k[coverage >= confidence]
+    if ok.size == 0:
+        return None
+    lo = int(ok.max())
+    return lo, n - lo + 1
+
+
+def min_samples_for_median_ci(confidence: float = CONFIDENCE) -> int:
+    return next(n for n in range(1, 100) if median_ci_ranks(n, confidence))
+
+
+def outlier_mask(values: pd.Series, keys: pd.DataFrame | list) -> pd.Series:
+    """True where a value is an outlier within its (group, level); never drops anything.
+
+    With MAD = 0 (most values identical), any value off the median counts as one.
+    """
+    by = values.groupby(keys, sort=False, dropna=False)
+    median = by.transform("median")
+    dev = (values - median).abs()
+    mad = dev.groupby(keys, sort=False, dropna=False).transform("median") * MAD_TO_SD
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(mad > 0, dev / mad, np.where(dev > 0, np.inf, 0.0))
+    return pd.Series(score > OUTLIER_MADS, index=values.index)
+
+
+def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per (keys..., level): n, mean, median, sd, cv, min, max, t-interval of the
+    mean, order-statistic interval of the median, outlier count."""
+    cols = keys + ["level"]
+    g = data.groupby(cols, sort=True, dropna=False)["value"]
+    out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
+    out = out.reset_index()
+    n = out["n"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["cv"] = out["sd"] / out["mean"].abs()
+        half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * out["sd"] / np.sqrt(n)
+    out["mean_ci_lo"] = np.where(n >= 2, out["mean"] - half, np.nan)
+    out["mean_ci_hi"] = np.where(n >= 2, out["mean"] + half, np.nan)
+    out[["median_ci_lo", "median_ci_hi"]] = _median_cis(data, cols, out)
+    out["median_ci_note"] = np.where(out["median_ci_lo"].isna(),
+                                     f"too few samples (need >= {min_samples_for_median_ci()})", "")
+    flags = outlier_mask(data["value"], [data[c] for c in cols])
+    counts = flags.groupby([data[c] for c in cols], sort=True, dropna=False).sum()
+    out["outliers"] = counts.to_numpy().astype(int)
+    return out
+
+
+def _median_cis(data: pd.DataFrame, cols: list[str], desc: pd.DataFrame) -> np.ndarray:
+    """Order-statistic CI bounds per described row, picked from the sorted values."""
+    ordered = data.sort_values(cols + ["value"], kind="stable")
+    values = ordered["value"].to_numpy()
+    sizes = ordered.groupby(cols, sort=True, dropna=False).size().to_numpy()
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    bounds = np.full((len(desc), 2), np.nan)
+    ranks_cache: dict[int, tuple[int, int] | None] = {}
+    for i, (start, size) in enumerate(zip(starts, sizes)):
+        if size not in ranks_cache:
+            ranks_cache[size] = median_ci_ranks(int(size))
+        ranks = ranks_cache[size]
+        if ranks:
+            bounds[i] = values[start + ranks[0] - 1], values[start + ranks[1] - 1]
+    return bounds

@@ -1,0 +1,54 @@
+"""What is compared with what: the factor and the groups.
+
+A *group* is one measured quantity (e.g. randwrite write_iops on one host); the
+*factor* is what varies inside a group (default: filesystem + variant). Every suite
+is analysed the same way: nothing here knows what a metric means.
+
+When the factor is where things ran (run_id or host), neither run nor host splits
+groups: comparing two hosts means their runs differ too.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+IDENTITY = ("run_id", "host", "fs", "variant", "suite", "case", "params", "metric")
+FS_FACTOR = ("fs", "variant")
+_WHERE = {"run_id", "host"}
+
+
+def normalize_factor(factor: str | Sequence[str]) -> tuple[str, ...]:
+    if isinstance(factor, str):
+        factor = tuple(f.strip() for f in factor.split("+"))
+    unknown = [f for f in factor if f not in IDENTITY or f == "metric"]
+    if unknown or not factor:
+        raise ValueError(f"factor {'+'.join(factor)!r}: choose from "
+                         f"{', '.join(c for c in IDENTITY if c != 'metric')} (joined with '+')")
+    return tuple(factor)
+
+
+def group_columns(factor: Sequence[str]) -> list[str]:
+    drop = set(factor)
+    if drop & _WHERE:
+        drop |= _WHERE
+    return [c for c in IDENTITY if c not in drop]
+
+
+def level_labels(records: pd.DataFrame, factor: Sequence[str]) -> pd.Series:
+    """One readable label per row for its factor level: 'ext4', 'zfs:dedup', a run id."""
+    if tuple(factor) == FS_FACTOR:
+        variant = records["variant"].astype(str)
+        return records["fs"].astype(str).where(variant == "default",
+                                               records["fs"].astype(str) + ":" + variant)
+    label = records[factor[0]].astype(str)
+    for col in factor[1:]:
+        label = label + ":" + records[col].astype(str)
+    return label
+
+
+def with_levels(records: pd.DataFrame, factor: Sequence[str]) -> pd.DataFrame:
+    out = records.copy()
+    out["level"] = level_labels(out, factor)
+    out["value"] = out["value"].astype(float)
+    return out

@@ -1,0 +1,156 @@
+"""Pairwise comparisons within one group, and the benchstat-style verdict.
+
+For each pair (baseline a, other b): Mann-Whitney U, or Wilcoxon signed-rank when both
+were measured in the same rounds (fslab runs every fs x case once per round, so the
+round pairs the values); Holm across all pairs of the group; Cliff's delta; the ratio of
+medians b/a with a seeded bootstrap 95% interval.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+import zlib
+from itertools import combinations
+
+import numpy as np
+from scipy import stats
+from scipy.special import comb
+from statsmodels.stats.multitest import multipletests
+
+ALPHA = 0.05
+BOOTSTRAP = 2000
+MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
+
+
+def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
+    """P(b > a) - P(b < a): +1 when every b exceeds every a."""
+    a_sorted = np.sort(a)
+    greater = np.searchsorted(a_sorted, b, side="left").sum()          # a < b
+    less = len(a) * len(b) - np.searchsorted(a_sorted, b, side="right").sum()   # a > b
+    return float((greater - less) / (len(a) * len(b)))
+
+
+def magnitude(delta: float) -> str:
+    d = abs(delta)
+    return next((name for bound, name in MAGNITUDES if d < bound), "large")
+
+
+def pair_by_round(a_iter: np.ndarray, b_iter: np.ndarray) -> bool:
+    """Paired when both levels have exactly one value in each of the same rounds."""
+    return (len(a_iter) >= 2 and len(np.unique(a_iter)) == len(a_iter)
+            and len(np.unique(b_iter)) == len(b_iter)
+            and np.array_equal(np.sort(a_iter), np.sort(b_iter)))
+
+
+def smallest_p(n_a: int, n_b: int, paired: bool) -> float:
+    """The smallest two-sided p the test can give at these sizes (exact, no ties)."""
+    return min(1.0, 2 / 2 ** n_a) if paired else min(1.0, 2 / comb(n_a + n_b, n_a))
+
+
+def pair_p_value(a: np.ndarray, b: np.ndarray, paired: bool) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if paired:
+            diff = b - a
+            if not np.any(diff):
+                return 1.0
+            return float(stats.wilcoxon(b, a).pvalue)
+        if np.all(a == a[0]) and np.all(b == a[0]):
+            return 1.0
+        return float(stats.mannwhitneyu(b, a, alternative="two-sided").pvalue)
+
+
+def bootstrap_ratio_ci(a: np.ndarray, b: np.ndarray, paired: bool, seed: int,
+                       rounds: int = BOOTSTRAP) -> tuple[float, float]:
+    """95% percentile interval of median(b)/median(a) over `rounds` seeded resamples
+    (paired data resample whole rounds, keeping each pair together)."""
+    rng = np.random.default_rng(seed)
+    ia = rng.integers(0, len(a), size=(rounds, len(a)))
+    ib = ia if paired else rng.integers(0, len(b), size=(rounds, len(b)))
+    ma, mb = np.median(a[ia], axis=1), np.median(b[ib], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = mb / ma
+    ratios = ratios[np.isfinite(ratios)]
+    if len(ratios) < rounds * 0.9:
+        return math.nan, math.nan
+    lo, hi = np.percentile(ratios, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def stable_seed(*parts: object) -> int:
+    """The same group and pair always get the same bootstrap stream, in any order."""
+    return zlib.crc32(repr(parts).encode())
+
+
+def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: str | None,
+                   pairable: bool, seed_key: tuple = ()) -> list[dict]:
+    """All pairs of levels (in the given order: the first of a pair is its baseline).
+
+    samples: level -> (values, iterations). Metrics without a direction are described,
+    never ranked: they get no rows here.
+    """
+    if better not in ("higher", "lower"):
+        return []
+    rows = []
+    levels = [lv for lv, (v, _) in samples.items() if len(v) > 0]
+    for a_name, b_name in combinations(levels, 2):
+        (a, a_it), (b, b_it) = samples[a_name], samples[b_name]
+        if min(len(a), len(b)) < 2:
+            rows.append(_row(a_name, b_name, a, b, better, paired=False, p=math.nan, ci=(math.nan,) * 2,
+                             note="too few samples to test (need n >= 2 each)"))
+            continue
+        paired = pairable and pair_by_round(a_it, b_it)
+        if paired:   # align the two by round
+            a, b = a[np.argsort(a_it)], b[np.argsort(b_it)]
+        p = pair_p_value(a, b, paired)
+        ci = bootstrap_ratio_ci(a, b, paired, stable_seed(*seed_key, a_name, b_name))
+        rows.append(_row(a_name, b_name, a, b, better, paired, p, ci))
+    _holm(rows)
+    return rows
+
+
+def _row(a_name, b_name, a, b, better, paired, p, ci, note="") -> dict:
+    med_a, med_b = float(np.median(a)), float(np.median(b))
+    ratio = med_b / med_a if med_a != 0 else math.nan
+    return {"baseline": a_name, "other": b_name, "n_baseline": len(a), "n_other": len(b),
+            "test": ("Wilcoxon signed-rank (paired by round)" if paired else "Mann-Whitney U")
+            if not math.isnan(p) else "", "paired": paired, "p": p,
+            "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
+            "ratio_ci_lo": ci[0], "ratio_ci_hi": ci[1],
+            "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
+            "delta": cliffs_delta(a, b) if len(a) and len(b) else math.nan,
+            "better": better, "smallest_p": smallest_p(len(a), len(b), paired), "note": note}
+
+
+def _holm(rows: list[dict]) -> None:
+    """Holm-adjust the pairs' p-values together, then give each pair its verdict."""
+    tested = [r for r in rows if not math.isnan(r["p"])]
+    if tested:
+        adjusted = multipletests([r["p"] for r in tested], alpha=ALPHA, method="holm")[1]
+        for r, p_adj in zip(tested, adjusted):
+            r["p_holm"] = float(p_adj)
+    for r in rows:
+        r.setdefault("p_holm", math.nan)
+        r["magnitude"] = magnitude(r["delta"]) if not math.isnan(r["delta"]) else ""
+        r["significant"] = bool(r["p_holm"] < ALPHA)
+        r["winner"] = _winner(r)
+        r["verdict"] = verdict(r)
+        if not r["note"] and r["smallest_p"] * len(tested) >= ALPHA:
+            r["note"] = (f"too few samples to show a difference (n={r['n_baseline']} and "
+                         f"{r['n_other']}: smallest possible p={r['smallest_p']:.2g})")
+
+
+def _winner(r: dict) -> str:
+    if not r["significant"] or r["median_other"] == r["median_baseline"]:
+        return ""
+    other_higher = r["median_other"] > r["median_baseline"]
+    return r["other"] if other_higher == (r["better"] == "higher") else r["baseline"]
+
+
+def verdict(r: dict) -> str:
+    """benchstat style: '+23.4% (p=0.002, δ=0.81 large)', or '~' when not significant."""
+    if not r["significant"]:
+        return "~"
+    change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
+              else f"{r['median_other'] - r['median_baseline']:+.4g}")
+    return f"{change} (p={r['p_holm']:.3g}, δ={r['delta']:.2f} {r['magnitude']})"

@@ -1,0 +1,1 @@
+"""One module per CLI command (or group); each defines register(app)."""

@@ -1,0 +1,91 @@
+"""`fslab doctor`: what can run here, and why not; `--install` fetches Debian's packages."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import typer
+from rich.table import Table
+
+from fslab import filesystems
+from fslab.commands._common import JsonOpt, console
+from fslab.proc import first_line, is_root, run, which
+
+# Debian packages for everything fslab drives on the host.
+HOST_PACKAGES = ["fio", "e2fsprogs", "xfsprogs", "btrfs-progs", "zfs-fuse", "util-linux",
+                 "psmisc", "git"]
+TOOLS = {"fio": ["fio", "--version"], "mke2fs": ["mke2fs", "-V"], "mkfs.xfs": ["mkfs.xfs", "-V"],
+         "mkfs.btrfs": ["mkfs.btrfs", "--version"], "zpool": ["zpool", "-?"],
+         "zfs-fuse": ["zfs-fuse", "--help"], "losetup": ["losetup", "--version"],
+         "qemu-system-x86_64": ["qemu-system-x86_64", "--version"], "git": ["git", "--version"]}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+
+
+def facts() -> dict:
+    tools = {}
+    for name, argv in TOOLS.items():
+        tools[name] = (first_line(argv) or "present") if which(argv[0]) else None
+    fss = {}
+    for name in filesystems.names():
+        a = filesystems.get(name).available()
+        fss[name] = {"available": a.ok, "how": a.how, "why": a.why, "packages": a.packages}
+    out = {"root": is_root(), "kernel": os.uname().release, "tools": tools, "filesystems": fss,
+           "loop": Path("/dev/loop-control").exists(), "fuse": Path("/dev/fuse").exists(),
+           "kvm": Path("/dev/kvm").exists()}
+    try:
+        from fslab.guest import describe
+        out["guest"] = describe()
+    except ImportError:
+        pass
+    return out
+
+
+def doctor(install: bool = typer.Option(False, "--install", help="apt-get install the Debian "
+                                        "packages fslab needs (fio, mkfs tools, zfs-fuse, ...)."),
+           json: bool = JsonOpt) -> None:
+    """List each filesystem: available or not, how, and why not."""
+    if install:
+        _install()
+    f = facts()
+    if json:
+        print(orjson.dumps(f, option=orjson.OPT_INDENT_2).decode())
+        return
+    console.print(f"kernel {f['kernel']}; {'root' if f['root'] else 'not root (only --mountpoint runs)'}"
+                  f"; loop devices {'yes' if f['loop'] else 'no'}; fuse {'yes' if f['fuse'] else 'no'}")
+    t = Table(title="filesystems", title_justify="left")
+    for c in ("filesystem", "available", "how / why not"):
+        t.add_column(c)
+    for name, a in f["filesystems"].items():
+        t.add_row(name, "[green]yes[/]" if a["available"] else "[red]no[/]",
+                  a["how"] if a["available"] else (a["why"] + (f" ({a['how']})" if a["how"] else "")))
+    console.print(t)
+    t = Table(title="tools", title_justify="left")
+    t.add_column("tool")
+    t.add_column("version")
+    for name, v in f["tools"].items():
+        t.add_row(name, v or "[red]missing[/]")
+    console.print(t)
+    if "guest" in f:
+        console.print(f"guest: {f['guest']}")
+    if not f["root"]:
+        console.print("run as root to provision filesystems (or use fslab run --mountpoint DIR)")
+
+
+def _install() -> None:
+    if not is_root():
+        from fslab.errors import FslabError
+        raise FslabError("doctor --install needs root (it runs apt-get install)")
+    pkgs = list(HOST_PACKAGES)
+    try:
+        from fslab.guest import HOST_PACKAGES as guest_pkgs
+        pkgs += guest_pkgs
+    except ImportError:
+        pass
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    console.print(f"apt-get install {' '.join(pkgs)}")
+    run(["apt-get", "update", "-q"], env=env, timeout=1800)
+    run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *pkgs], env=env, timeout=3600)

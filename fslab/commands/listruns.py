@@ -1,0 +1,38 @@
+"""`fslab list`: the runs in a results store."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import orjson
+import typer
+from rich.table import Table
+
+from fslab.commands._common import JsonOpt, ResultsOpt, console, results_dir
+from fslab.store import open_store
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_runs)
+
+
+def list_runs(results: Optional[Path] = ResultsOpt, json: bool = JsonOpt) -> None:
+    """List the runs in the results store."""
+    store = open_store(results_dir(results))
+    runs = store.runs()
+    if json:
+        print(orjson.dumps(runs, option=orjson.OPT_INDENT_2).decode())
+        return
+    if not runs:
+        console.print(f"no runs in {store.path}")
+        return
+    t = Table(title=str(store.path), title_justify="left")
+    for c in ("run", "status", "started", "profile", "filesystems", "suites", "units done",
+              "failed", "records"):
+        t.add_column(c)
+    for r in runs:
+        t.add_row(r["run_id"], r["status"], time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"])),
+                  r["profile"] or "-", r["fs"] or "-", r["suites"] or "-", str(r["done"]),
+                  str(r["failed"]), str(r["records"]))
+    console.print(t)

@@ -1,0 +1,215 @@
+"""`fslab run`: provision, measure, store; then print the per-workload summary and verdicts."""
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from fslab import environment, plan as plans, state
+from fslab.commands._common import ResultsOpt, console, results_dir
+from fslab.errors import FslabError
+from fslab.proc import is_root
+from fslab.store import open_store
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+
+
+def run(
+    plan_file: Optional[Path] = typer.Argument(None, help="Plan TOML (see plans/). Flags below override it."),
+    fs: Optional[str] = typer.Option(None, "--fs", help="Comma-separated filesystems, e.g. ext4,xfs,btrfs,zfs "
+                                     "(NAME:VARIANT allowed). Default: ext4,xfs,btrfs,zfs."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Comma-separated suites (default: fio)."),
+    profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", "-n", min=1,
+                                             help="Repetitions (default: the profile's)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the randomized order (default 42)."),
+    results: Optional[Path] = ResultsOpt,
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue RUN_ID: done units are kept, "
+                                         "unfinished ones redone."),
+    fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
+                                  "(repeatable; overrides the plan)."),
+    mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options (quoted)."),
+    mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, comma-separated."),
+    target: Optional[str] = typer.Option(None, "--target", help="loop (default) | device | mountpoint | guest."),
+    device: Optional[str] = typer.Option(None, "--device", help="Block device for --target device."),
+    destroy_data: Optional[str] = typer.Option(None, "--destroy-data", metavar="DEVICE",
+                                               help="Confirm that DEVICE may be wiped (repeat its name)."),
+    mountpoint: Optional[Path] = typer.Option(None, "--mountpoint", help="Test an existing mounted "
+                                              "directory: no mkfs, no root needed."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Where loop images and mount points "
+                                           "go (default: a temporary directory under /var/tmp)."),
+    hosts: Optional[Path] = typer.Option(None, "--hosts", help="hosts.toml: run the fio suites on many "
+                                         "hosts with fio's client/server mode."),
+) -> None:
+    """Provision filesystems, run the workloads, store every result."""
+    store = open_store(results_dir(results))
+    if resume:
+        run_id = store.run(resume)["run_id"]
+        the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
+    else:
+        the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
+                               mkfs_options, mount_options)
+    if device:
+        target = target or "device"
+    if mountpoint:
+        target = "mountpoint"
+    target = target or the_plan.target.get("kind", "loop")
+
+    if hosts or the_plan.hosts:
+        from fslab.remote import run_on_hosts   # issue 8: fio client/server
+        run_on_hosts(the_plan, store, hosts, console=console, resume=resume)
+        return
+    if target == "guest":
+        from fslab.guest import run_in_guest
+        run_id = resume or store.create_run(the_plan.source_text, environment.capture(
+            [f.name for f in the_plan.filesystem], {"kind": "guest"}), name=the_plan.run.name,
+            command=shlex.join(["fslab", *sys.argv[1:]]), profile=the_plan.run.profile)
+        console.print(f"run [bold]{run_id}[/] (guest)")
+        run_in_guest(the_plan, store, run_id, console)
+        _after(store, run_id)
+        return
+
+    if target != "mountpoint" and not is_root():
+        raise FslabError("fslab run needs root to create loop devices and mount filesystems: "
+                         "run it as root, or pass --mountpoint DIR to test an existing directory")
+    make_target, mp_dir, target_info = _target_factory(target, device, destroy_data, mountpoint,
+                                                       workdir, the_plan)
+    if mp_dir is not None:   # measure what is mounted there, whatever the plan said
+        fstype = target_info["fstype"]
+        from fslab.plan import FilesystemSpec
+        the_plan.filesystem = [FilesystemSpec(name=fstype, variant="existing")]
+    state.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
+    if not resume:
+        env = environment.capture([f.name for f in the_plan.filesystem], target_info)
+        env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
+                          "description": the_plan.profile.description}
+        run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
+                                  command=shlex.join(["fslab", *sys.argv[1:]]),
+                                  profile=the_plan.run.profile)
+    else:
+        store.set_status(run_id, "running")
+    console.print(f"run [bold]{run_id}[/]: {', '.join(f.label for f in the_plan.filesystem)} × "
+                  f"{', '.join(s.kind for s in the_plan.suite)}, profile {the_plan.run.profile}"
+                  f"{' (scaled down from the studies)' if the_plan.profile.scaled else ''}, "
+                  f"{the_plan.iterations} iterations; results in {store.root}")
+    from fslab.scheduler import execute
+    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
+    state.note("dir", str(wd)) if not workdir else None
+    try:
+        out = execute(the_plan, store, run_id, make_target=lambda: make_target(wd), workdir=wd,
+                      console=console, mountpoint_dir=mp_dir)
+    finally:
+        if not workdir:
+            import shutil
+            from fslab.teardown import is_mounted
+            if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
+                shutil.rmtree(wd, ignore_errors=True)
+                state.forget("dir", str(wd))
+    status = "interrupted" if out.interrupted else ("finished" if not out.failed else "finished-with-failures")
+    store.set_status(run_id, status)
+    console.print(f"run [bold]{run_id}[/] {status}: {out.done} units done, {out.failed} failed"
+                  + (f", {out.skipped} kept from before" if out.skipped else ""))
+    if out.interrupted:
+        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
+        raise typer.Exit(130)
+    _after(store, run_id)
+
+
+def _after(store, run_id: str) -> None:
+    from fslab.summary import print_run_summary
+    print_run_summary(store, run_id, console)
+    try:
+        from fslab.report.terminal import print_verdicts
+    except ImportError:
+        return
+    print_verdicts(store, [run_id], console)
+
+
+def _tmp_base() -> str:
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
+    return str(base)
+
+
+def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options):
+    fio_opts = {}
+    for item in fio:
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise FslabError(f"--fio {item!r}: expected KEY=VALUE")
+        fio_opts[k.strip()] = v.strip()
+    mkfs = shlex.split(mkfs_options) if mkfs_options else None
+    mnt = [o for o in mount_options.split(",") if o] if mount_options else None
+    if plan_file:
+        p = plans.load(plan_file)
+        if fs:   # keep the plan's variants of the named filesystems, add plain ones otherwise
+            wanted = [x.strip() for x in fs.split(",") if x.strip()]
+            kept = [f for f in p.filesystem if f.name in wanted or f.label in wanted]
+            have = {f.name for f in kept}
+            kept += [plans.FilesystemSpec(name=w.partition(":")[0], variant=w.partition(":")[2] or "default")
+                     for w in wanted if w.partition(":")[0] not in have]
+            p.filesystem = kept
+        if suite:
+            wanted = [x.strip() for x in suite.split(",")]
+            p.suite = [s for s in p.suite if s.kind in wanted] + \
+                [plans.SuiteSpec(kind=w) for w in wanted if w not in {s.kind for s in p.suite}]
+        if profile:
+            p.run.profile = plans.RunSection(profile=profile).profile
+        if iterations:
+            p.run.iterations = iterations
+        if seed is not None:
+            p.run.seed = seed
+        for f in p.filesystem:
+            if mkfs:
+                f.mkfs_options = [*f.mkfs_options, *mkfs]
+            if mnt:
+                f.mount_options = [*f.mount_options, *mnt]
+        if fio_opts:
+            for s in p.suite:
+                if s.kind == "fio":
+                    merged = {**(s.options.get("fio") or {}), **fio_opts}
+                    setattr(s, "fio", merged)
+                    s.model_extra["fio"] = merged
+        if not p.filesystem:
+            p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
+        if not p.suite:
+            p.suite = [plans.SuiteSpec(kind="fio")]
+        text = p.source_text
+        changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts])
+        p.source_text = plans.to_toml(p) if changed else text
+        p.check_unique_variants()
+        return p
+    fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
+    suites = [x.strip() for x in (suite or "fio").split(",") if x.strip()]
+    return plans.from_cli(fs_list, suites, profile or "quick", iterations,
+                          42 if seed is None else seed, mkfs, mnt, fio_opts)
+
+
+def _target_factory(target, device, destroy_data, mountpoint, workdir, the_plan):
+    """(make_target(), mountpoint dir or None, description) for the chosen target kind."""
+    if target == "loop":
+        from fslab.targets.loop import LoopTarget, backing_device_of
+
+        def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
+        info = {"kind": "loop", "backing": backing_device_of(str(workdir or _tmp_base()))}
+        return make, None, info
+    if target == "device":
+        from fslab.targets.blockdev import DeviceTarget
+        dev = device or the_plan.target.get("path")
+        if not dev:
+            raise FslabError("--target device needs --device /dev/XYZ")
+        t = DeviceTarget(dev, destroy_data)   # refuses (exit 2) before anything is touched
+        return (lambda wd: t), None, t.describe()
+    if target == "mountpoint":
+        from fslab.targets.mountpoint import MountpointTarget
+        if not mountpoint:
+            raise FslabError("--target mountpoint needs --mountpoint DIR")
+        t = MountpointTarget(str(mountpoint))
+        return (lambda wd: t), Path(mountpoint), t.describe()
+    raise FslabError(f"unknown target {target!r}: loop, device, mountpoint or guest")

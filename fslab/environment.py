@@ -1,0 +1,84 @@
+"""What the machine was when the numbers were taken: kernel, CPU, memory, tools, devices."""
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from pathlib import Path
+
+from fslab import __version__
+from fslab.proc import first_line, is_root
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _meminfo() -> dict[str, int]:
+    out = {}
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            k, v = line.split(":", 1)
+            if k in ("MemTotal", "MemAvailable", "SwapTotal"):
+                out[k] = int(v.split()[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+def _os_release() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return "unknown"
+
+
+def tool_versions(fs_names: list[str] | None = None) -> dict[str, str]:
+    from fslab import filesystems
+    out = {}
+    fio = first_line(["fio", "--version"])
+    if fio:
+        out["fio"] = fio
+    for name in fs_names or []:
+        try:
+            out.update(filesystems.get(name).versions())
+        except Exception as e:   # a broken tool must not stop the run's record
+            out[name] = f"unknown ({e})"
+    return out
+
+
+def capture(fs_names: list[str] | None = None, target: dict | None = None) -> dict:
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "os": _os_release(),
+        "arch": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "memory": _meminfo(),
+        "python": sys.version.split()[0],
+        "fslab": __version__,
+        "root": is_root(),
+        "tools": tool_versions(fs_names),
+        "target": target or {},
+        "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "virtualization": first_line(["systemd-detect-virt"]) or "unknown",
+    }
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None

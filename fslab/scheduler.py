@@ -1,0 +1,163 @@
+"""The scheduler: seeded, interleaved rounds of (filesystem, case) units.
+
+Each round runs every (fs variant, suite case) once, in an order drawn from the
+plan's seed and the round number, so no filesystem gets all its iterations back
+to back (drift, thermal state, page cache) and the order can be reproduced.
+Each finished unit is committed before the next starts. A resumed run skips
+units already done and redoes the rest.
+"""
+from __future__ import annotations
+
+import random
+import shutil
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from fslab import filesystems, workloads
+from fslab.errors import FslabError, StepFailed
+from fslab.plan import FilesystemSpec, Plan
+from fslab.records import UnitKey, canonical_params, stamp
+from fslab.store import Store
+from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
+
+
+@dataclass
+class Unit:
+    key: UnitKey
+    spec: FilesystemSpec
+    suite: Suite
+    case: Case
+
+
+@dataclass
+class Outcome:
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+
+
+def driver_for(spec: FilesystemSpec, existing: bool):
+    from fslab.filesystems.base import Existing
+    return Existing(spec.name) if existing else filesystems.get(spec.name)
+
+
+def build_units(plan: Plan, host: str = "localhost",
+                existing: bool = False) -> tuple[list[Unit], list[str]]:
+    """Every unit of the plan in run order, plus notes on what was skipped and why."""
+    notes: list[str] = []
+    pairs: list[tuple[FilesystemSpec, Suite, Case]] = []
+    suites = [(s, workloads.get(s.kind)) for s in plan.suite]
+    for spec in plan.filesystem:
+        driver_for(spec, existing)   # unknown names fail early, with the list of known ones
+        for sspec, suite in suites:
+            why = suite.supports(spec.name)
+            if why:
+                notes.append(f"{suite.name} skipped on {spec.label}: {why}")
+                continue
+            for case in suite.cases(sspec, plan.profile):
+                pairs.append((spec, suite, case))
+    units = []
+    for it in range(1, plan.iterations + 1):
+        order = list(pairs)
+        random.Random(f"{plan.run.seed}:{it}").shuffle(order)
+        for spec, suite, case in order:
+            key = UnitKey(host, spec.name, spec.variant, suite.name, case.name,
+                          canonical_params(case.params), it)
+            units.append(Unit(key, spec, suite, case))
+    return units, notes
+
+
+class _Terminate(Exception):
+    pass
+
+
+def _on_sigterm(signum, frame):
+    raise KeyboardInterrupt   # same clean teardown path as Ctrl-C
+
+
+def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
+            workdir: Path, console: Console, mountpoint_dir: Path | None = None,
+            host: str = "localhost") -> Outcome:
+    units, notes = build_units(plan, host, existing=mountpoint_dir is not None)
+    for n in notes:
+        console.print(f"[yellow]note:[/] {n}")
+    status = store.unit_status(run_id)
+    todo = [u for u in units if status.get(u.key) != "done"]
+    out = Outcome(skipped=len(units) - len(todo))
+    if out.skipped:
+        console.print(f"resuming: {out.skipped} of {len(units)} units already done")
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    drivers_used = set() if mountpoint_dir else {u.spec.name for u in todo}
+    seen_variants: set[str] = set()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task("starting", total=len(todo))
+            for unit in todo:
+                bar.update(task, description=unit.key.label())
+                ok = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
+                               mountpoint_dir, seen_variants)
+                out.done += ok
+                out.failed += not ok
+                bar.advance(task)
+    except KeyboardInterrupt:
+        out.interrupted = True
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        for name in drivers_used:
+            end = getattr(filesystems.get(name), "session_end", None)
+            if end:
+                try:
+                    end()
+                except Exception as e:
+                    console.print(f"[yellow]warning:[/] {name} session end: {e}")
+    return out
+
+
+def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, workdir: Path,
+              console: Console, mountpoint_dir: Path | None, seen_variants: set[str]) -> bool:
+    rel = f"runs/{run_id}/{unit.key.slug()}"
+    adir = store.root / rel
+    if adir.exists():   # leftovers of an interrupted attempt: redo from scratch
+        shutil.rmtree(adir)
+    adir.mkdir(parents=True)
+    ctx = UnitContext(key=unit.key, run_id=run_id, spec=unit.spec,
+                      driver=driver_for(unit.spec, mountpoint_dir is not None), profile=plan.profile,
+                      plan_seed=plan.run.seed, artifact_dir=adir, artifact_rel=rel,
+                      workdir=workdir, make_target=make_target, mountpoint_dir=mountpoint_dir,
+                      log=lambda m: console.print(f"  {m}"))
+    started = time.time()
+    measurements, status, message = [], "done", None
+    try:
+        measurements = unit.suite.run(ctx, unit.case)
+    except UnitFailed as e:
+        measurements, status, message = e.measurements, "failed", str(e)
+    except (StepFailed, FslabError, OSError) as e:
+        status, message = "failed", f"{type(e).__name__}: {e}"
+        (adir / "error.txt").write_text(traceback.format_exc())
+    if status == "failed":
+        console.print(f"[red]failed[/] {unit.key.label()}: {message}")
+    if "filesystem" in ctx.environment:
+        import orjson
+        (adir / "filesystem.json").write_bytes(
+            orjson.dumps(ctx.environment["filesystem"], option=orjson.OPT_INDENT_2))
+        label = unit.spec.label
+        if label not in seen_variants:
+            seen_variants.add(label)
+            store.update_environment(run_id, {"filesystems": {label: ctx.environment["filesystem"]}})
+    records = []
+    for m in measurements:
+        m.artifact = m.artifact or rel
+        records.append(stamp(unit.key, run_id, m))
+    store.finish_unit(run_id, unit.key, records, status, message, started, rel)
+    return status == "done"

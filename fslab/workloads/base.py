@@ -1,0 +1,145 @@
+"""Workload (suite) contract.
+
+A suite expands its [[suite]] table into cases (`cases`), and measures one case
+on one filesystem instance per call (`run`). It returns Measurements; the
+scheduler turns them into Records, stores them, and handles failures, order,
+resume and teardown. A suite never talks to the store.
+
+Adding a workload = one new module in fslab/workloads/ with a Suite subclass
+decorated with @register.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from fslab.errors import StepFailed
+from fslab.filesystems.base import Driver, Instance
+from fslab.plan import FilesystemSpec, SuiteSpec
+from fslab.profiles import Profile
+from fslab.records import Measurement, UnitKey
+
+
+@dataclass
+class Case:
+    name: str                         # e.g. "randread", "bs=64k", "tasks"
+    params: dict[str, Any] = field(default_factory=dict)   # recorded with every value
+    config: Any = None                # suite-private details (job options, ...)
+    image_bytes: int = 0              # loop image size this case needs (0: profile minimum)
+
+
+class UnitFailed(StepFailed):
+    """A unit failed in a way worth recording (e.g. fio exited with an error code).
+
+    `measurements` are still stored (e.g. the error code itself), and the unit is
+    marked failed with `message`.
+    """
+    def __init__(self, message: str, measurements: list[Measurement] | None = None):
+        super().__init__(message)
+        self.measurements = measurements or []
+
+
+@dataclass
+class UnitContext:
+    """Everything one unit of work may use."""
+    key: UnitKey
+    run_id: str
+    spec: FilesystemSpec
+    driver: Driver
+    profile: Profile
+    plan_seed: int
+    artifact_dir: Path               # absolute: <results>/runs/<run>/<unit slug>/
+    artifact_rel: str                # the same, relative to <results>/ (stored in records)
+    workdir: Path                    # where images and mountpoints go
+    make_target: Callable[[], Any]   # a fresh Target for this unit
+    mountpoint_dir: Path | None = None   # --mountpoint: test inside this existing directory
+    log: Callable[[str], None] = print
+    environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
+
+    def filesystem(self, size_bytes: int = 0, label: str | None = None,
+                   spec: FilesystemSpec | None = None) -> Instance:
+        """A not-yet-made filesystem instance of this unit's fs (`with` it, or step it)."""
+        spec = spec or self.spec
+        label = label or f"{spec.name}-{spec.variant}-{self.key.iteration}".replace("/", "_")
+        return Instance(self.driver, spec, self.make_target(), self.workdir, label,
+                        max(size_bytes, self.profile.min_image_bytes))
+
+    def artifact(self, name: str) -> tuple[Path, str]:
+        """(absolute path, stored relative path) of a raw file of this unit."""
+        self.artifact_dir.mkdir(parents=True, exist_ok=True)
+        return self.artifact_dir / name, f"{self.artifact_rel}/{name}"
+
+    def seed(self, *parts: Any) -> int:
+        """A deterministic seed for this unit (same plan seed -> same data)."""
+        import zlib
+        return zlib.crc32(repr((self.plan_seed, self.key.fs, self.key.case, self.key.iteration,
+                                parts)).encode())
+
+
+class Suite(ABC):
+    name: str = "?"
+    description: str = ""
+    #: filesystems this suite can measure; None = any driver. "raw" = the bare device.
+    needs_root: bool = True
+
+    @abstractmethod
+    def cases(self, spec: SuiteSpec, profile: Profile) -> list[Case]:
+        """Expand the plan's [[suite]] table into cases (validate options here: FslabError)."""
+
+    @abstractmethod
+    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+        """Measure one case on one filesystem; raise UnitFailed/StepFailed on failure."""
+
+    def supports(self, fs_name: str) -> str | None:
+        """None if this suite can run on fs_name, else why not (the unit is skipped)."""
+        return None
+
+    def mounted(self, ctx: UnitContext, case: Case) -> "MountedFs":
+        """The usual setup: a fresh filesystem for this case, or the user's --mountpoint."""
+        return MountedFs(ctx, case.image_bytes)
+
+
+class MountedFs:
+    """`with suite.mounted(ctx, case) as (path, inst):` -> a directory to work in.
+
+    With --mountpoint, `inst` is None and the path is a fresh subdirectory of the
+    user's directory (removed afterwards). Otherwise a new filesystem is made,
+    mounted, described into ctx.environment, and torn down afterwards.
+    """
+    def __init__(self, ctx: UnitContext, size_bytes: int):
+        self.ctx, self.size, self.inst, self.path = ctx, size_bytes, None, None
+
+    def __enter__(self) -> tuple[Path, Instance | None]:
+        if self.ctx.mountpoint_dir is not None:
+            import tempfile
+            self.path = Path(tempfile.mkdtemp(prefix="fslab-", dir=self.ctx.mountpoint_dir))
+            return self.path, None
+        self.inst = self.ctx.filesystem(self.size)
+        self.inst.__enter__()
+        self.ctx.environment["filesystem"] = self.inst.effective()
+        self.path = self.inst.mountpoint
+        return self.path, self.inst
+
+    def __exit__(self, *exc) -> None:
+        if self.inst is not None:
+            self.inst.close()
+        elif self.path is not None:
+            import shutil
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+_suites: dict[str, type[Suite]] = {}
+
+
+def register(cls: type[Suite]) -> type[Suite]:
+    _suites[cls.name] = cls
+    return cls
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out

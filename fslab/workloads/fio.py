@@ -1,0 +1,194 @@
+"""The fio suite: study S2's five workloads (and any job you define), with sweeps.
+
+Plan table:
+    [[suite]]
+    kind = "fio"
+    workloads = ["randread", "randwrite", "seqread", "seqwrite", "mixed"]   # default: all five
+    [suite.fio]                 # options for every job; pass through to fio unchanged
+    ioengine = "libaio"
+    [suite.jobs.myjob]          # define or override a workload's own options
+    rw = "randrw"
+    bs = "16k"
+    [suite.sweep]               # every combination becomes its own case
+    bs = ["4k", "64k", "1m"]
+    numjobs = [1, 4]
+    scale = true                # scale size/runtime by the profile (default true)
+
+Paper values are S2's exact parameters (size=1G, runtime=60, 10 iterations);
+smaller profiles cap file sizes and runtimes and the report says so.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from fslab.cpu import busy_percent, iowait_percent, sample
+from fslab.errors import FslabError
+from fslab.profiles import Profile, parse_size
+from fslab.records import Measurement
+from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+
+# Study S2: ioengine=sync, size=1G, runtime=60s, time_based; five jobs.
+S2_COMMON = {"ioengine": "sync", "size": "1G", "runtime": "60", "time_based": "1",
+             "group_reporting": "1"}
+S2_JOBS: dict[str, dict[str, str]] = {
+    "randread": {"rw": "randread", "bs": "4k", "numjobs": "4"},
+    "randwrite": {"rw": "randwrite", "bs": "4k", "numjobs": "4"},
+    "seqread": {"rw": "read", "bs": "1M", "numjobs": "1"},
+    "seqwrite": {"rw": "write", "bs": "1M", "numjobs": "1"},
+    "mixed": {"rw": "randrw", "rwmixread": "70", "bs": "4k", "numjobs": "4"},
+}
+SIZE_KEYS = ("size", "filesize", "io_size")
+WRITE_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrim"}
+
+
+def _s(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
+
+
+def scale_options(opts: dict[str, str], profile: Profile, size_factor: float | None) -> dict[str, str]:
+    """Apply the profile: cap runtime, scale sizes (proportionally within a sweep)."""
+    out = dict(opts)
+    if "runtime" in out:
+        out["runtime"] = _s(int(max(1, profile.runtime(float(out["runtime"].rstrip("s"))))))
+    for k in SIZE_KEYS:
+        if k in out and "%" not in out[k]:
+            paper = parse_size(out[k])
+            new = int(paper * size_factor) if size_factor is not None else profile.file_size(paper)
+            new = max(new, 1 << 20)
+            out[k] = f"{new // 1024}k"
+    # a block larger than the file makes fio fail: cap it (the case records the bs used)
+    if "size" in out and "bs" in out and "," not in out["bs"]:
+        if parse_size(out["bs"]) > parse_size(out["size"]):
+            out["bs"] = out["size"]
+    return out
+
+
+def job_text(name: str, opts: dict[str, str], directory: str) -> str:
+    lines = [f"# fslab fio job: {name}",
+             "# re-run by hand: fio --output-format=json+ job.fio  (point directory= at a test dir)",
+             f"[{name}]", f"directory={directory}"]
+    lines += [f"{k}={v}" if v != "" else k for k, v in opts.items()]
+    return "\n".join(lines) + "\n"
+
+
+def image_bytes_for(opts: dict[str, str]) -> int:
+    """Room for every job clone's file plus filesystem overhead."""
+    size = parse_size(opts.get("filesize") or opts.get("size") or "64M")
+    jobs = int(opts.get("numjobs", "1"))
+    nfiles = int(opts.get("nrfiles", "1"))
+    data = size * jobs if nfiles == 1 or "filesize" not in opts else size * jobs * nfiles
+    return int(data * 1.4) + (96 << 20)
+
+
+@register
+class FioSuite(Suite):
+    name = "fio"
+    description = "fio workloads (S2: randread, randwrite, seqread, seqwrite, mixed)"
+
+    def cases(self, spec, profile: Profile) -> list[Case]:
+        o = spec.options
+        unknown = set(o) - {"fio", "jobs", "sweep", "scale"}
+        if unknown:
+            raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
+                             "use [suite.fio] for fio options")
+        common = {k: _s(v) for k, v in (o.get("fio") or {}).items()}
+        jobs = {**S2_JOBS, **{n: {k: _s(v) for k, v in d.items()} for n, d in (o.get("jobs") or {}).items()}}
+        names = spec.workloads or (list(o["jobs"]) if o.get("jobs") and not set(o["jobs"]) & set(S2_JOBS)
+                                   else list(S2_JOBS))
+        for n in names:
+            if n not in jobs:
+                raise FslabError(f"fio workload {n!r} is not defined; known: {', '.join(jobs)} "
+                                 "(define it under [suite.jobs.NAME])")
+        sweep = {k: [_s(x) for x in (v if isinstance(v, list) else [v])]
+                 for k, v in (o.get("sweep") or {}).items()}
+        do_scale = o.get("scale", True)
+        cases = []
+        for n in names:
+            base = {**S2_COMMON, **jobs[n], **common}
+            combos = [dict(zip(sweep, vals)) for vals in itertools.product(*sweep.values())] or [{}]
+            # within a size sweep, scale every size by one factor so the sizes stay distinct
+            factor = None
+            swept_sizes = [parse_size(v) for k in SIZE_KEYS for v in sweep.get(k, [])]
+            if do_scale and swept_sizes and profile.max_file_bytes is not None:
+                factor = min(1.0, profile.max_file_bytes / max(swept_sizes))
+            seen = set()
+            for combo in combos:
+                opts = {**base, **combo}
+                if do_scale:
+                    opts = scale_options(opts, profile, factor)
+                _finish_options(opts, explicit={**common, **jobs[n], **combo})
+                params = {"workload": n, **{k: opts[k] for k in sweep}}
+                key = tuple(sorted(params.items()))
+                if key in seen:   # scaling collapsed two sweep points into one
+                    continue
+                seen.add(key)
+                cases.append(Case(name=n, params=params, config=opts,
+                                  image_bytes=image_bytes_for(opts)))
+        return cases
+
+    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+        from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
+        opts: dict[str, str] = case.config
+        job_path, _ = ctx.artifact("job.fio")
+        out_path, out_rel = ctx.artifact("fio.json")
+        log_path, _ = ctx.artifact("fio.log")
+        with self.mounted(ctx, case) as (directory, inst):
+            job_path.write_text(job_text(case.name, opts, str(directory)))
+            a = sample()
+            t0 = time.perf_counter()
+            with open(log_path, "wb") as log:
+                p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
+                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT)
+                try:
+                    _, status, ru = os.wait4(p.pid, 0)
+                except BaseException:
+                    p.kill()
+                    p.wait()
+                    raise
+                p.returncode = os.waitstatus_to_exitcode(status)
+            elapsed = time.perf_counter() - t0
+            b = sample()
+        ms = [Measurement("cpu_busy_system_wide", busy_percent(a, b), "%", "lower", out_rel),
+              Measurement("cpu_iowait_system_wide", iowait_percent(a, b), "%", None, out_rel),
+              Measurement("fio_wall_time", elapsed, "s", None, out_rel),
+              Measurement("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, "s", "lower", out_rel),
+              Measurement("fio_max_rss", ru.ru_maxrss * 1024, "B", "lower", out_rel)]
+        log_tail = _tail(log_path)
+        try:
+            doc = load_fio_output(out_path.read_bytes() if out_path.exists() else b"", str(out_path))
+        except FioParseError as e:
+            raise UnitFailed(f"fio exit {p.returncode}: {log_tail or e}", ms) from None
+        jobs = job_measurements(doc)
+        for job in jobs:
+            for m in job.measurements:
+                m.artifact = out_rel
+                if len(jobs) > 1:
+                    m.params = {**m.params, "job": job.job_name}
+            ms += job.measurements
+        errors = [j.error for j in jobs if j.error]
+        if p.returncode != 0 or errors:
+            raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
+                             f"{log_tail}", ms)
+        return ms
+
+
+def _finish_options(opts: dict[str, str], explicit: dict[str, str]) -> None:
+    """Buffered writes must reach the disk inside the measurement: end_fsync=1 unless told."""
+    rw = opts.get("rw", "read")
+    if rw in WRITE_RW and opts.get("direct", "0") != "1" and "end_fsync" not in explicit:
+        opts["end_fsync"] = "1"
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
