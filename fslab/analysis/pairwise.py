@@ -153,4 +153,8 @@ def verdict(r: dict) -> str:
         return "~"
     change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
               else f"{r['median_other'] - r['median_baseline']:+.4g}")
-    return f"{change} (p={r['p_holm']:.3g}, δ={r['delta']:.2f} {r['magnitude']})"
+    return f"{change} ({format_p(r['p_holm'])}, δ={r['delta']:.2f} {r['magnitude']})"
+
+
+def format_p(p: float) -> str:
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"

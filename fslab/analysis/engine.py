@@ -1,0 +1,145 @@
+"""analyze(records) -> Analysis: every table the report, compare and the terminal show.
+
+Input is the records DataFrame (fslab.records.RECORD_COLUMNS) of any suite. Values are
+grouped by what was measured (groups.group_columns) and compared across the factor
+(default filesystem + variant; run_id or host to compare runs or machines).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fslab.analysis.describe import describe, outlier_mask
+from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
+from fslab.analysis.omnibus import omnibus
+from fslab.analysis.pairwise import compare_levels, magnitude
+
+# metrics named *_min, *_max or *_pNN describe a distribution's tails; tables show them,
+# the headline views (terminal, first screen, generic plots) leave them out
+_DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?)$")
+
+
+def is_detail(metric: str) -> bool:
+    return bool(_DETAIL.search(metric))
+
+
+@dataclass
+class Analysis:
+    factor: tuple[str, ...]
+    keys: list[str]                 # columns identifying a group (incl. metric and unit)
+    levels: list[str]               # factor levels in comparison order (first = baseline)
+    data: pd.DataFrame              # the records + level + outlier flag
+    summary: pd.DataFrame           # one row per group x level
+    omnibus: pd.DataFrame           # one row per group
+    pairs: pd.DataFrame             # one row per group x pair of levels
+    leaders: pd.DataFrame           # one row per ranked group: best level vs runner-up
+    regression: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def per_iteration(self) -> pd.DataFrame:
+        """S2's table, done right: one row per (level, workload, iteration), one column
+        per metric (with its unit), each value from its own iteration."""
+        idx = [k for k in self.keys if k not in ("metric", "unit")] + ["level", "iteration"]
+        d = self.data.assign(column=self.data["metric"] + " [" + self.data["unit"] + "]")
+        wide = d.pivot_table(index=idx, columns="column", values="value", aggfunc="first",
+                             dropna=False, observed=True)
+        return wide.dropna(how="all").reset_index()
+
+
+def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
+            order: Sequence[str] | None = None, seed: int = 0,
+            regression: bool = True) -> Analysis:
+    factor = normalize_factor(factor)
+    keys = group_columns(factor) + ["unit"]
+    data = with_levels(records, factor)
+    levels = _ordered_levels(data["level"].unique(), order)
+    data["outlier"] = outlier_mask(data["value"], [data[c] for c in keys + ["level"]])
+    summary = describe(data, keys)
+    summary = summary.merge(_directions(data, keys), on=keys, how="left")
+    omni_rows, pair_rows = [], []
+    pairable = "run_id" not in factor     # rounds of different runs are unrelated
+    for key, g in data.groupby(keys, sort=True, dropna=False):
+        ident = dict(zip(keys, key))
+        better = _direction(g["better"])
+        lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
+        samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
+        omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
+                {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
+                 "no better direction"})
+        omni_rows.append({**ident, "better": better, **omni})
+        for row in compare_levels(samples, better, pairable, seed_key=(seed, *key)):
+            pair_rows.append({**ident, **row})
+    omni_df = pd.DataFrame(omni_rows)
+    pairs = pd.DataFrame(pair_rows)
+    result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
+                      leaders(summary, pairs, keys))
+    if regression:
+        from fslab.analysis.regression import regression_view
+        result.regression = regression_view(data, keys, seed)
+    return result
+
+
+def _ordered_levels(found, order: Sequence[str] | None) -> list[str]:
+    found = sorted(str(x) for x in found)
+    if not order:
+        return found
+    first = [o for o in order if o in found]
+    return first + [f for f in found if f not in first]
+
+
+def _direction(better: pd.Series) -> str | None:
+    values = set(better.dropna())
+    return values.pop() if len(values) == 1 else None   # conflicting directions: describe only
+
+
+def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return (data.groupby(keys, sort=True, dropna=False)["better"]
+            .agg(_direction).rename("better").reset_index())
+
+
+def leaders(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per ranked group: the best level by median, the runner-up, and how sure we are,
+    stated from the winner's side ('+23% better than xfs')."""
+    ranked = summary[summary["better"].isin(["higher", "lower"])]
+    if ranked.empty or pairs.empty:
+        return pd.DataFrame()
+    pair_index = {(tuple(r[k] for k in keys), r["baseline"], r["other"]): r
+                  for r in pairs.to_dict("records")}
+    rows = []
+    for key, g in ranked.groupby(keys, sort=True, dropna=False):
+        if len(g) < 2:
+            continue
+        g = g.sort_values("median", ascending=g["better"].iloc[0] == "lower")
+        best, second = g.iloc[0], g.iloc[1]
+        pair = (pair_index.get((key, second["level"], best["level"]))
+                or _flip(pair_index.get((key, best["level"], second["level"]))))
+        if pair is None:
+            continue
+        rows.append({**dict(zip(keys, key)), "best": best["level"], "runner_up": second["level"],
+                     "best_median": best["median"], "runner_up_median": second["median"],
+                     "n": int(min(best["n"], second["n"])), "levels": len(g),
+                     **{k: pair[k] for k in ("change_pct", "ratio", "ratio_ci_lo", "ratio_ci_hi",
+                                             "p_holm", "delta", "magnitude", "significant",
+                                             "test", "verdict", "note")}})
+    return pd.DataFrame(rows)
+
+
+def _flip(row: dict | None) -> dict | None:
+    """The same pair seen from the other side: baseline and other swapped."""
+    if row is None:
+        return None
+    from fslab.analysis.pairwise import verdict
+    r = dict(row)
+    r["ratio"] = 1 / row["ratio"] if row["ratio"] else math.nan
+    r["change_pct"] = (r["ratio"] - 1) * 100 if not math.isnan(r["ratio"]) else math.nan
+    r["ratio_ci_lo"], r["ratio_ci_hi"] = (1 / row["ratio_ci_hi"] if row["ratio_ci_hi"] else math.nan,
+                                          1 / row["ratio_ci_lo"] if row["ratio_ci_lo"] else math.nan)
+    r["delta"] = -row["delta"]
+    r["magnitude"] = magnitude(r["delta"]) if not math.isnan(r["delta"]) else ""
+    r["median_baseline"], r["median_other"] = row["median_other"], row["median_baseline"]
+    r["verdict"] = verdict(r)
+    return r

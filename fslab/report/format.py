@@ -1,0 +1,33 @@
+"""Human-readable numbers with their units (the stored value never changes)."""
+from __future__ import annotations
+
+import math
+
+_SCALES = {
+    "ns": ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1, "ns")),
+    "us": ((1e6, "s"), (1e3, "ms"), (1, "µs")),
+    "s": ((1, "s"), (1e-3, "ms"), (1e-6, "µs")),
+    "B/s": ((1 << 30, "GiB/s"), (1 << 20, "MiB/s"), (1 << 10, "KiB/s"), (1, "B/s")),
+    "B": ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B")),
+    "ops/s": ((1e6, "M ops/s"), (1e3, "k ops/s"), (1, "ops/s")),
+}
+
+
+def human(value: float | None, unit: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if unit == "code":
+        return str(int(value))
+    if unit == "%":
+        return f"{value:.1f}%"
+    for scale, name in _SCALES.get(unit, ()):
+        if abs(value) >= scale or scale == _SCALES[unit][-1][0]:
+            return f"{value / scale:.3g} {name}"
+    return f"{value:.4g} {unit}".rstrip()
+
+
+def spread(lo: float, hi: float, center: float) -> str:
+    """A confidence interval as ±% of the center (benchstat's '±3%'), or '' if unknown."""
+    if any(math.isnan(x) for x in (lo, hi, center)) or center == 0:
+        return ""
+    return f"±{max(hi - center, center - lo) / abs(center) * 100:.0f}%"

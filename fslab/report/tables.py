@@ -1,0 +1,86 @@
+"""Display tables built from an Analysis: shared by the terminal, Markdown and HTML."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from fslab.analysis import Analysis, is_detail
+from fslab.report.format import human, spread
+
+
+def workload_label(row) -> str:
+    """'fio:randwrite', plus params when a case has any ('bs=4k')."""
+    label = f"{row['suite']}:{row['case']}"
+    params = row.get("params") or "{}"
+    if params != "{}":
+        import orjson
+        label += " " + " ".join(f"{k}={v}" for k, v in orjson.loads(params).items())
+    if "host" in row and row.get("host") not in (None, "localhost"):
+        label = f"{row['host']} {label}"
+    return label
+
+
+def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
+    """One row per group: each level's median ±CI, the best level and the verdict
+    (best vs runner-up). Unranked metrics show their medians and 'not ranked'; with
+    `headline`, distribution details (*_min/_max/_pNN) and all-zero unranked metrics
+    are left out."""
+    s = a.summary
+    if headline:
+        s = s[~s["metric"].map(is_detail)]
+        all_zero = s.groupby(a.keys, dropna=False)["max"].transform(lambda m: (m == 0).all())
+        s = s[s["better"].notna() | ~all_zero]
+    lead = a.leaders.set_index(a.keys) if not a.leaders.empty else None
+    rows = []
+    for key, g in s.groupby(a.keys, sort=True, dropna=False):
+        ident = dict(zip(a.keys, key))
+        unit = ident["unit"]
+        row = {"workload": workload_label(ident), "metric": f"{ident['metric']} [{unit}]"}
+        for _, lv in g.iterrows():
+            row[lv["level"]] = f"{human(lv['median'], unit)} {spread(lv['median_ci_lo'], lv['median_ci_hi'], lv['median'])}".strip()
+        better = g["better"].iloc[0]
+        if not isinstance(better, str):
+            row.update(best="", verdict="not ranked", note="")
+        elif lead is not None and key in lead.index:
+            L = lead.loc[key]
+            row.update(best=L["best"] if L["significant"] else "",
+                       verdict=(f"{L['best']} {L['verdict']} vs {L['runner_up']}" if L["significant"]
+                                else "~"), note=L["note"])
+        else:
+            row.update(best="", verdict="", note="one level only")
+        row["direction"] = {"higher": "↑", "lower": "↓"}.get(better, "")
+        rows.append(row)
+    cols = ["workload", "metric", "direction", *a.levels, "best", "verdict", "note"]
+    return pd.DataFrame(rows, columns=cols).fillna("")
+
+
+def footnotes(a: Analysis) -> list[str]:
+    notes = []
+    if (a.summary["median_ci_note"] != "").any():
+        notes.append("± is the 95% order-statistic interval of the median; blank where "
+                     + a.summary.loc[a.summary["median_ci_note"] != "", "median_ci_note"].iloc[0])
+    if not a.pairs.empty:
+        tests = sorted(set(t for t in a.pairs["test"] if t))
+        notes.append("verdict: best vs runner-up, change of medians, Holm-corrected p over all "
+                     "pairs of the metric, Cliff's δ; '~' = no significant difference. Tests: "
+                     + ", ".join(tests) + ".")
+    if int(a.summary["outliers"].sum()):
+        notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
+                     "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")
+    return notes
+
+
+def pairs_table(a: Analysis) -> pd.DataFrame:
+    """Every pairwise comparison with its raw numbers (for CSV/HTML appendices)."""
+    if a.pairs.empty:
+        return a.pairs
+    p = a.pairs.copy()
+    p.insert(0, "workload", [workload_label(r) for r in p.to_dict("records")])
+    return p
+
+
+def fmt_float(x) -> str:
+    if isinstance(x, float):
+        return "" if math.isnan(x) else f"{x:.4g}"
+    return str(x)
