@@ -31,3 +31,15 @@ def spread(lo: float, hi: float, center: float) -> str:
     if any(math.isnan(x) for x in (lo, hi, center)) or center == 0:
         return ""
     return f"±{max(hi - center, center - lo) / abs(center) * 100:.0f}%"
+
+
+def axis_scale(values, unit: str) -> tuple[float, str]:
+    """(divisor, unit label) that makes a plot axis readable: ns -> µs or ms, B/s -> MiB/s."""
+    import numpy as np
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    top = float(np.max(np.abs(finite))) if finite.size else 0.0
+    for scale, name in _SCALES.get(unit, ()):
+        if top >= scale or scale == _SCALES[unit][-1][0]:
+            return scale, name
+    return 1.0, unit

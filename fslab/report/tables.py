@@ -9,14 +9,15 @@ from fslab.analysis import Analysis, is_detail
 from fslab.report.format import human, spread
 
 
-def workload_label(row) -> str:
-    """'fio:randwrite', plus params when a case has any ('bs=4k')."""
+def workload_label(row, show_host: bool = False) -> str:
+    """'fio:randwrite', plus params when a case has any ('bs=4k'), and the host when
+    the analysis spans several."""
     label = f"{row['suite']}:{row['case']}"
     params = row.get("params") or "{}"
     if params != "{}":
         import orjson
         label += " " + " ".join(f"{k}={v}" for k, v in orjson.loads(params).items())
-    if "host" in row and row.get("host") not in (None, "localhost"):
+    if show_host and row.get("host"):
         label = f"{row['host']} {label}"
     return label
 
@@ -33,10 +34,11 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         s = s[s["better"].notna() | ~all_zero]
     lead = a.leaders.set_index(a.keys) if not a.leaders.empty else None
     rows = []
+    show_host = "host" in a.keys and a.data["host"].nunique() > 1
     for key, g in s.groupby(a.keys, sort=True, dropna=False):
         ident = dict(zip(a.keys, key))
         unit = ident["unit"]
-        row = {"workload": workload_label(ident), "metric": f"{ident['metric']} [{unit}]"}
+        row = {"workload": workload_label(ident, show_host), "metric": f"{ident['metric']} [{unit}]"}
         for _, lv in g.iterrows():
             row[lv["level"]] = f"{human(lv['median'], unit)} {spread(lv['median_ci_lo'], lv['median_ci_hi'], lv['median'])}".strip()
         better = g["better"].iloc[0]

@@ -1,0 +1,57 @@
+"""`fslab report [RUN_ID ...]`: verdicts in the terminal, or HTML/Markdown/CSV/Parquet/JSON."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from fslab.commands._common import ResultsOpt, console
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(run_ids: Optional[List[str]] = typer.Argument(None, help="Runs to report (default: the latest)."),
+               html: Optional[Path] = typer.Option(None, "--html", help="Write the offline HTML report here."),
+               markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary here."),
+               csv: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV per table into this folder."),
+               parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write all records as Parquet."),
+               json_out: Optional[Path] = typer.Option(None, "--json", help="Write all records as JSON."),
+               factor: str = typer.Option("fs+variant", "--factor",
+                                          help="What to compare: fs+variant, host or run_id."),
+               results: Path = ResultsOpt) -> None:
+        """Compare filesystems with honest statistics; without output options, print the verdicts."""
+        from fslab.report import export
+        from fslab.report.load import load
+        from fslab.report.terminal import verdict_rich
+        from fslab.store.db import open_store
+        store = open_store(results)
+        wants_files = any(x is not None for x in (html, markdown, csv, parquet, json_out))
+        loaded = load(store, run_ids, factor=factor, regression=html is not None or csv is not None)
+        if not wants_files:
+            from fslab.report.tables import footnotes
+            from rich.markup import escape
+            console.print(verdict_rich(loaded.analysis, escape("fslab verdicts — run "
+                          + ", ".join(r["run_id"] for r in loaded.runs))))
+            for note in footnotes(loaded.analysis):
+                console.print(escape(note), style="dim")
+            return
+        written = []
+        if html is not None:
+            from fslab.report.html import render_html
+            render_html(loaded, html, store.root)
+            written.append(str(html))
+        if markdown is not None:
+            markdown.parent.mkdir(parents=True, exist_ok=True)
+            markdown.write_text(export.markdown(loaded))
+            written.append(str(markdown))
+        if csv is not None:
+            written += [str(p) for p in export.write_csv(loaded, csv)]
+        if parquet is not None:
+            export.write_parquet(loaded, parquet)
+            written.append(str(parquet))
+        if json_out is not None:
+            export.write_json(loaded, json_out)
+            written.append(str(json_out))
+        for w in written:
+            console.print(f"wrote {w}", markup=False, highlight=False)

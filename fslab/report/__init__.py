@@ -1,0 +1,1 @@
+"""Reports: terminal verdicts, offline HTML, Markdown, CSV, Parquet/JSON."""

@@ -1,0 +1,62 @@
+"""Markdown, CSV, Parquet and JSON outputs of one analysis."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from fslab.report.load import Loaded
+from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table
+
+
+def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
+    """Every table of the report, by file name stem."""
+    a = loaded.analysis
+    return {"verdicts": verdict_table(a, headline=False), "summary": a.summary,
+            "pairs": pairs_table(a), "leaders": a.leaders, "omnibus": a.omnibus,
+            "regression": a.regression, "per_iteration": a.per_iteration()}
+
+
+def write_csv(loaded: Loaded, directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, df in tables(loaded).items():
+        path = directory / f"{name}.csv"
+        df.to_csv(path, index=False)
+        out.append(path)
+    return out
+
+
+def write_parquet(loaded: Loaded, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    loaded.records.to_parquet(path, index=False)
+
+
+def write_json(loaded: Loaded, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    loaded.records.to_json(path, orient="records", indent=1)
+
+
+def markdown(loaded: Loaded) -> str:
+    a = loaded.analysis
+    runs = ", ".join(f"`{r['run_id']}` ({r['status']}, {r.get('profile') or r.get('source') or ''})"
+                     for r in loaded.runs)
+    lines = [f"# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
+             + ", ".join(a.levels) + ".", "", "## Verdicts", "", md_table(verdict_table(a)), ""]
+    lines += [f"- {n}" for n in footnotes(a)]
+    if not a.omnibus.empty:
+        cols = [c for c in ("suite", "case", "metric", "kw_p", "anova_p", "shapiro_p", "levene_p",
+                            "assumptions") if c in a.omnibus.columns]
+        ranked = a.omnibus[a.omnibus["better"].notna()] if "better" in a.omnibus else a.omnibus
+        lines += ["", "## Assumption checks", "", md_table(ranked[cols])]
+    return "\n".join(lines) + "\n"
+
+
+def md_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "_nothing to show_"
+    cell = lambda v: fmt_float(v).replace("|", "\\|").replace("\n", " ")
+    head = "| " + " | ".join(cell(c) for c in df.columns) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])

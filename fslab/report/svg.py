@@ -1,0 +1,40 @@
+"""Matplotlib figures as inline SVG: text stays text (small, searchable), ids are made
+unique per figure so many SVGs can live in one page without clashing."""
+from __future__ import annotations
+
+import io
+import itertools
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams.update({
+    "svg.fonttype": "none", "svg.hashsalt": "fslab", "font.size": 8,
+    "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 96,
+})
+_counter = itertools.count()
+_ID = re.compile(r'(id="|url\(#|href="#)([^")]+)')
+PALETTE = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def colors(levels: list[str]) -> dict[str, str]:
+    """A fixed colour per level, the same in every figure of a report."""
+    return {lv: PALETTE[i % len(PALETTE)] for i, lv in enumerate(levels)}
+
+
+def to_svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]                   # drop the XML prolog and doctype
+    prefix = f"f{next(_counter)}-"
+    return _ID.sub(lambda m: m.group(1) + prefix + m.group(2), text)
+
+
+def figure(ncols: int = 1, nrows: int = 1, width: float = 2.6, height: float = 2.2):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes.ravel()
