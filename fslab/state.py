@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 import orjson
 
 # Teardown order: lower first. Mounts go before the pools/loops under them, etc.
-PRIORITY = {"guest": 0, "mount": 10, "zpool": 20, "loop": 30, "daemon": 40,
+PRIORITY = {"guest": 0, "mount": 10, "dm": 15, "zpool": 20, "loop": 30, "daemon": 40,
             "netns": 45, "file": 50, "dir": 60}
 
 _handlers: dict[str, Callable[[dict], None]] = {}
@@ -82,6 +82,7 @@ def cleanup(only_dead_owners: bool = False) -> tuple[list[str], list[str]]:
     (used at the start of a run, so a concurrent run is not sabotaged).
     """
     from fslab import teardown  # noqa: F401  registers the core handlers
+    _import_handlers()
     done, failed = [], []
     for e in sorted(entries(), key=lambda e: PRIORITY.get(e["kind"], 99)):
         if only_dead_owners and _alive(e.get("pid")):
@@ -97,6 +98,19 @@ def cleanup(only_dead_owners: bool = False) -> tuple[list[str], list[str]]:
         except Exception as exc:  # keep going: cleanup must do all it can
             failed.append(f"{desc}: {exc}")
     return done, failed
+
+
+# Modules that register teardown for their own kinds (imported only when cleaning up).
+HANDLER_MODULES = ("fslab.guest.qemu", "fslab.workloads.crash")
+
+
+def _import_handlers() -> None:
+    import importlib
+    for mod in HANDLER_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
 
 
 def _alive(pid: int | None) -> bool:

@@ -29,6 +29,7 @@ class Availability:
     how: str = ""        # "host kernel", "fuse (zfs-fuse)", "via guest"
     why: str = ""        # when not ok: what is missing
     packages: list[str] = field(default_factory=list)   # Debian packages that would help
+    guest: bool = False  # not here, but `fslab run --target guest` can run it (fslab.guest)
 
 
 def kernel_has(fstype: str) -> bool:

@@ -6,6 +6,48 @@ Entry points:
     run_in_guest(plan, store, run_id, console)   run a whole plan in one guest, merge results
     ensure_image(log)                            build (once) or reuse the cached image
     describe()                                   facts for `fslab doctor`
+    capable()                                    None if guests can run here, else why not
     HOST_PACKAGES                                Debian packages the host needs for guests
 """
-from fslab.guest.image import HOST_PACKAGES, GUEST_PACKAGES, ensure_image, cached_image  # noqa: F401
+from __future__ import annotations
+
+from fslab.guest.image import GUEST_PACKAGES, HOST_PACKAGES, cached_image, ensure_image  # noqa: F401
+
+
+def capable() -> str | None:
+    """None if this host can build and boot the guest, else what is missing."""
+    import os
+    from fslab.guest.initramfs import busybox_static
+    from fslab.proc import which
+    missing = [t for t in ("qemu-system-x86_64", "debootstrap", "cpio") if not which(t)]
+    if not busybox_static():
+        missing.append("static busybox")
+    if missing:
+        return f"missing {', '.join(missing)} (apt-get install {' '.join(HOST_PACKAGES)})"
+    if os.geteuid() != 0:
+        return "building the guest image needs root (debootstrap)"
+    return None
+
+
+def describe() -> dict:
+    """What `fslab doctor` shows about guests: tools, cached image, acceleration verdict."""
+    from fslab.guest import accel
+    from fslab.guest.image import cache_root
+    from fslab.proc import first_line
+    img = None
+    try:
+        img = cached_image()
+    except Exception:
+        pass
+    return {"capable": capable() is None, "why_not": capable() or "",
+            "qemu": first_line(["qemu-system-x86_64", "--version"]),
+            "cache": str(cache_root()),
+            "image": img.describe() if img else None,
+            "accel": accel.cached_verdict(),
+            "kvm_device": accel.kvm_usable() or "usable"}
+
+
+def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None) -> None:
+    """Run the whole plan in one qemu guest and merge its records into `store` (see runner)."""
+    from fslab.guest.runner import run_in_guest as _run
+    _run(plan, store, run_id, console, timeout_s=timeout_s)

@@ -1,0 +1,85 @@
+"""The agent: runs INSIDE the guest as `python3 -m fslab.guest.agent /job`.
+
+Protocol (files in the 9p job share, written by fslab.guest.runner on the host):
+    job.json    {"argv": [...], "data_disk": "/dev/vdb", "results": "/data/results",
+                 "env": {...}}
+    src/        fslab's own source (so the guest runs exactly the host's fslab)
+    plan.toml   the plan to run
+The agent formats and mounts the data disk, runs argv (normally `python3 -m fslab
+run plan.toml --results /data/results ...`) with its output on the serial console,
+then copies the results directory to out/results and writes out/status.json last:
+the host trusts results only when status.json exists. Results live on the data
+disk while running because SQLite's WAL needs shared mmap, which 9p lacks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _say(msg: str) -> None:
+    print(f"fslab-agent: {msg}", flush=True)
+
+
+def prepare_data_disk(dev: str, mountpoint: str = "/data") -> None:
+    # one inode per 256 KiB: the disk holds a few loop images and the raw results,
+    # and small inode tables keep mkfs fast under emulation with no lazy init later
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "262144", "-E",
+                    "lazy_itable_init=0,lazy_journal_init=0,nodiscard", "-L", "fslab-data", dev],
+                   check=True)
+    Path(mountpoint).mkdir(exist_ok=True)
+    # discard: images deleted in the guest become holes in the host's sparse file again
+    subprocess.run(["mount", "-t", "ext4", "-o", "discard,noatime", dev, mountpoint], check=True)
+
+
+def guest_facts() -> dict:
+    u = os.uname()
+    cpu = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+    return {"kernel": u.release, "cpu": cpu, "cpus": os.cpu_count(),
+            "memory_bytes": int(mem) * 1024, "python": sys.version.split()[0]}
+
+
+def main(job_dir: str) -> int:
+    job = Path(job_dir)
+    spec = json.loads((job / "job.json").read_text())
+    out = job / "out"
+    out.mkdir(exist_ok=True)
+    status: dict = {"facts": guest_facts(), "started": time.time()}
+    rc = 1
+    try:
+        if spec.get("data_disk"):
+            prepare_data_disk(spec["data_disk"])
+        env = {**os.environ, **spec.get("env", {})}
+        _say("running " + " ".join(spec["argv"]))
+        t0 = time.monotonic()
+        rc = subprocess.run(spec["argv"], env=env, cwd="/tmp").returncode
+        status["seconds"] = round(time.monotonic() - t0, 2)
+        _say(f"fslab exited {rc} after {status['seconds']}s")
+    except Exception as e:   # report anything to the host instead of dying silently
+        status["error"] = f"{type(e).__name__}: {e}"
+        _say(status["error"])
+    finally:
+        results = Path(spec.get("results", "/data/results"))
+        if results.exists():
+            shutil.copytree(results, out / "results", dirs_exist_ok=True)
+        status["exit"] = rc
+        status["finished"] = time.time()
+        tmp = out / "status.json.tmp"
+        tmp.write_text(json.dumps(status, indent=2))
+        os.replace(tmp, out / "status.json")
+        os.sync()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "/job"))

@@ -1,0 +1,70 @@
+"""Bring a guest's results into the host store, under the host's run id.
+
+The guest ran a normal `fslab run` into its own store. Its units and records
+are copied with run_id replaced by the host's, `host` set to the guest label
+("guest-tcg" or "guest-kvm", so analysis compares guest filesystems only with
+each other), and every artifact path moved under runs/<run_id>/<label>/, where
+the raw files are copied too. Re-merging the same guest run replaces its rows.
+"""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import orjson
+
+from fslab.errors import FslabError
+from fslab.store import Store
+
+
+def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
+    """Copy the guest store's (only) run into `store` as part of `run_id`.
+
+    Returns {"units": n, "records": n, "guest_run_id": ..., "status": ..., "environment": {...}}.
+    """
+    db_path = Path(guest_results) / "fslab.sqlite"
+    if not db_path.exists():
+        raise FslabError(f"the guest wrote no results store ({db_path} missing)")
+    src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    src.row_factory = sqlite3.Row
+    try:
+        run = src.execute("SELECT run_id, status, environment FROM runs "
+                          "ORDER BY started DESC LIMIT 1").fetchone()
+        if run is None:
+            raise FslabError("the guest's results store holds no run")
+        grun = run["run_id"]
+        old, new = f"runs/{grun}/", f"runs/{run_id}/{label}/"
+
+        def remap(path: str | None) -> str | None:
+            if path and path.startswith(old):
+                return new + path[len(old):]
+            if path and path == old.rstrip("/"):
+                return new.rstrip("/")
+            return path
+
+        units = [dict(r) for r in src.execute("SELECT * FROM units WHERE run_id=?", (grun,))]
+        records = [dict(r) for r in src.execute("SELECT * FROM records WHERE run_id=?", (grun,))]
+    finally:
+        src.close()
+
+    raw = Path(guest_results) / "runs" / grun
+    if raw.exists():
+        shutil.copytree(raw, store.root / new, dirs_exist_ok=True)
+
+    for u in units:
+        u.update(run_id=run_id, host=label, artifact_dir=remap(u.get("artifact_dir")))
+    for r in records:
+        r.update(run_id=run_id, host=label, artifact=remap(r.get("artifact")))
+    with store.tx() as db:
+        db.execute("DELETE FROM records WHERE run_id=? AND host=?", (run_id, label))
+        db.execute("DELETE FROM units WHERE run_id=? AND host=?", (run_id, label))
+        for table, rows in (("units", units), ("records", records)):
+            if not rows:
+                continue
+            cols = list(rows[0])
+            sql = (f"INSERT INTO {table} ({', '.join(f'{chr(34)}{c}{chr(34)}' for c in cols)}) "
+                   f"VALUES ({', '.join('?' * len(cols))})")
+            db.executemany(sql, [tuple(r[c] for c in cols) for r in rows])
+    return {"units": len(units), "records": len(records), "guest_run_id": grun,
+            "status": run["status"], "environment": orjson.loads(run["environment"] or "{}")}

@@ -1,0 +1,156 @@
+"""`fslab run --target guest`: run a whole plan inside one qemu guest, then merge.
+
+The guest runs fslab itself (the same suites and drivers, from a copy of this
+very source tree) on a virtio data disk with loop images, exactly as on a host.
+One guest per run keeps boot cost (about 15 s under TCG) out of the
+measurements and lets the scheduler interleave filesystems as usual.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+import fslab
+from fslab import plan as plans
+from fslab.errors import FslabError
+from fslab.guest import accel
+from fslab.guest.image import ensure_image
+from fslab.guest.merge import merge
+from fslab.guest.qemu import Guest
+from fslab.plan import Plan
+from fslab.profiles import GiB, parse_size
+from fslab.store import Store
+
+GUEST_RESULTS = "/data/results"
+
+
+def guest_label(accel_name: str) -> str:
+    """The records' `host` for a guest: analysis compares it only with itself."""
+    return f"guest-{accel_name}"
+
+
+def data_disk_bytes(plan: Plan) -> int:
+    """Virtual size of the guest's data disk: room for the largest filesystem's images, twice.
+
+    The file is sparse and the guest mounts it with discard, so generosity costs
+    the host nothing until the bytes are written.
+    """
+    from fslab import filesystems, workloads
+    largest = plan.profile.min_image_bytes
+    for spec in plan.filesystem:
+        size = parse_size(spec.image_size) if spec.image_size else plan.profile.min_image_bytes
+        try:
+            size = max(size, filesystems.get(spec.name).min_bytes)
+        except FslabError:
+            pass
+        for s in plan.suite:
+            try:
+                for case in workloads.get(s.kind).cases(s, plan.profile):
+                    size = max(size, case.image_bytes)
+            except Exception:   # the guest reports plan errors itself, with context
+                pass
+        largest = max(largest, size * spec.devices)
+    return max(16 * GiB, 3 * largest + 4 * GiB)
+
+
+def _tmp_base() -> Path:
+    return Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
+
+
+def _copy_source(dest: Path) -> None:
+    src = Path(fslab.__file__).resolve().parent
+    shutil.copytree(src, dest / "fslab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
+                 timeout_s: float | None = None) -> None:
+    """Run `plan` inside one guest and merge its records into `store` under `run_id`.
+
+    Sets the run's status. The guest never outlives this call: it is killed on
+    errors, Ctrl-C and timeouts, and `fslab cleanup` finds it after a crash.
+    """
+    def log(msg: str) -> None:
+        console.print(f"[dim]guest:[/] {escape(msg)}")
+
+    timeout_s = timeout_s or float(os.environ.get("FSLAB_GUEST_TIMEOUT", 6 * 3600))
+    image = ensure_image(log)
+    verdict = accel.choose(image)
+    label = guest_label(verdict["accel"])
+    emulated = verdict["accel"] == "tcg"
+    if emulated:
+        probe = verdict.get("kvm_probe", {})
+        console.print("[yellow]guest runs under TCG (software emulation)"
+                      + (f": {probe['why']}" if probe.get("why") else "")
+                      + "; absolute performance is emulated, compare guest filesystems only "
+                      "with each other[/]")
+    guest_info = {"accel": verdict["accel"], "emulated": emulated, "label": label,
+                  "accel_probe": verdict, "kernel": image.kernel_release,
+                  "image": image.describe()}
+    store.update_environment(run_id, {"guest": guest_info, "target": {"kind": "guest"}})
+
+    work = Path(tempfile.mkdtemp(prefix="fslab-guest-", dir=_tmp_base()))
+    job = work / "job"
+    (job / "src").mkdir(parents=True)
+    _copy_source(job / "src")
+    guest_plan = plan.model_copy(update={"target": {}, "hosts": None})
+    (job / "plan.toml").write_text(plans.to_toml(guest_plan))
+    data = work / "data.img"
+    with open(data, "wb") as f:
+        f.truncate(data_disk_bytes(plan))
+    (job / "job.json").write_text(json.dumps({
+        "argv": ["python3", "-m", "fslab", "run", "/job/plan.toml", "--results", GUEST_RESULTS,
+                 "--workdir", "/data/work"],
+        "data_disk": "/dev/vdb", "results": GUEST_RESULTS,
+        # plain output on the serial console; the guest's own state file
+        "env": {"TERM": "dumb", "COLUMNS": "120", "NO_COLOR": "1", "FSLAB_STATE_DIR": "/run/fslab",
+                "PYTHONUNBUFFERED": "1"},
+    }))
+    (work / "data").mkdir()
+    logdir = store.run_dir(run_id) / label
+    logdir.mkdir(parents=True, exist_ok=True)
+    guest = Guest(image.kernel, image.initrd, verdict["accel"], rootfs=image.rootfs,
+                  data_disk=data, job_dir=job,
+                  memory_mib=int(os.environ.get("FSLAB_GUEST_MEMORY_MIB", 2048)),
+                  cpus=int(os.environ.get("FSLAB_GUEST_CPUS", min(2, os.cpu_count() or 1))),
+                  console_log=logdir / "console.log",
+                  on_line=lambda line: console.print(f"[dim]│[/] {escape(line)}", highlight=False),
+                  scratch=[work])
+    status = "failed"
+    t0 = time.monotonic()
+    try:
+        log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
+            f"{guest.memory_mib} MiB); console log {logdir / 'console.log'}")
+        guest.start()
+        rc = guest.wait(timeout=timeout_s)
+        if rc is None:
+            raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
+                             "(FSLAB_GUEST_TIMEOUT)")
+        seconds = round(time.monotonic() - t0, 1)
+        status_file = job / "out" / "status.json"
+        if not status_file.exists():
+            tail = "\n".join(guest.lines[-15:])
+            raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
+                             f"last console lines:\n{tail}")
+        gstatus = json.loads(status_file.read_text())
+        merged = merge(store, run_id, job / "out" / "results", label)
+        store.update_environment(run_id, {
+            "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
+                      "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
+                      "environment": merged["environment"]},
+            "filesystems": merged["environment"].get("filesystems", {})})
+        status = merged["status"] if merged["status"] != "running" else "failed"
+        log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
+            f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        guest.stop()
+        store.set_status(run_id, status)
