@@ -1,0 +1,106 @@
+"""The integrity suite: does the filesystem notice bytes flipped under it? (see fslab/integrity.py)
+
+Plan table:
+    [[suite]]
+    kind = "integrity"
+    workloads = ["data", "metadata"]   # default: both
+    files = 16            # tagged files written (default: scaled by profile, >= 16)
+    blocks_per_file = 16  # 4 KiB blocks per file
+    damaged = 8           # files (data) or directories (metadata) damaged
+    copies = "one"        # flip one on-disk copy of each damaged block, or "all" copies
+
+Redundancy comes from the filesystem variant: btrfs `devices = 2` (raid1) or
+`mkfs_options = ["-d", "dup"]`, zfs `properties = { copies = "2" }` or `devices = 2`
+(mirror). Every count is what was measured; the raw evidence (kernel log lines,
+device stats, zpool status, scrub and checker output) is in integrity.json.
+"""
+from __future__ import annotations
+
+import orjson
+
+from fslab.errors import FslabError
+from fslab.integrity import OUTCOMES, corrupt_and_classify
+from fslab.profiles import Profile
+from fslab.records import Measurement
+from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+
+KNOWN = {"files", "blocks_per_file", "damaged", "copies"}
+
+
+@register
+class IntegritySuite(Suite):
+    name = "integrity"
+    description = "flip bytes in data/metadata blocks on the image; detected, silent or healed?"
+
+    def cases(self, spec, profile: Profile) -> list[Case]:
+        o = spec.options
+        unknown = set(o) - KNOWN
+        if unknown:
+            raise FslabError(f"[[suite]] kind='integrity': unknown key(s) {sorted(unknown)}; "
+                             f"known: {sorted(KNOWN)}")
+        files = int(o.get("files", profile.count(64, minimum=16)))
+        damaged = int(o.get("damaged", max(1, files // 2)))
+        config = {"files": files, "blocks_per_file": int(o.get("blocks_per_file", 16)),
+                  "damaged": min(damaged, files), "copies": str(o.get("copies", "one"))}
+        if config["copies"] not in ("one", "all"):
+            raise FslabError("[[suite]] kind='integrity': copies must be 'one' or 'all'")
+        names = spec.workloads or ["data", "metadata"]
+        for n in names:
+            if n not in ("data", "metadata"):
+                raise FslabError(f"integrity workload {n!r}: choose 'data' or 'metadata'")
+        # the data is written once: the image only needs room for it plus the fs's own overhead
+        need = files * config["blocks_per_file"] * 4096 * 3 + (64 << 20)
+        return [Case(name=n, params={"damage": n, "copies": config["copies"]},
+                     config=config, image_bytes=need) for n in names]
+
+    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+        if ctx.mountpoint_dir is not None:
+            raise UnitFailed("integrity needs a loop image it may corrupt; not on --mountpoint")
+        out_path, rel = ctx.artifact("integrity.json")
+        with self.mounted(ctx, case) as (_, inst):
+            res = corrupt_and_classify(inst, damage=case.name, seed=ctx.seed("integrity"),
+                                       log=ctx.log, **case.config)
+        out_path.write_bytes(orjson.dumps(res, option=orjson.OPT_INDENT_2))
+        ms = measurements(res, rel)
+        if res["damaged"] == 0:
+            ctx.log(f"integrity {case.name}: nothing damaged: {res.get('not_damaged')}")
+        return ms
+
+
+def measurements(res: dict, artifact: str) -> list[Measurement]:
+    """The integrity result as records; counts only for what was actually damaged."""
+    def m(metric, value, unit, better=None):
+        return Measurement(metric, float(value), unit, better, artifact)
+
+    ms = [m("damaged", res["damaged"], "count")]
+    if res["damaged"]:
+        ms += [m("detected", res["counts"]["detected"], "count"),
+               m("silent", res["counts"]["silent"], "count", "lower"),
+               m("healed", res["counts"]["healed"], "count", "higher")]
+        after = [v["after_scrub"] for v in res["victims"] if v["after_scrub"]]
+        if after:
+            ms.append(m("healed_after_scrub", sum(a == "healed" for a in after), "count", "higher"))
+        ms.append(m("collateral_damage", len(res.get("collateral", [])), "count", "lower"))
+    if res.get("mount", {}).get("ok") is not None:
+        ms.append(m("mount_ok", res["mount"]["ok"], "bool"))
+    reports = res.get("fs_reports") or {}
+    if "kernel_log" in reports:
+        ms.append(m("kernel_log_lines", len(reports["kernel_log"]), "count"))
+    if "btrfs_device_stats" in reports:
+        ms.append(m("reported_corruption_errs", reports["btrfs_device_stats"].get("corruption_errs", 0), "count"))
+    if "zpool" in reports:
+        ms.append(m("reported_cksum_errors", reports["zpool"]["cksum"], "count"))
+    if res.get("scrub"):
+        ms.append(m("scrub_clean", bool(res["scrub"].get("clean")), "bool"))
+        for key in ("corrected", "uncorrectable"):
+            if key in res["scrub"]:
+                ms.append(m(f"scrub_{key}", res["scrub"][key], "count"))
+    if res.get("fsck") and res["fsck"].get("clean") is not None:
+        ms.append(m("fsck_clean", bool(res["fsck"]["clean"]), "bool"))
+    cross = res.get("fiemap_crosscheck")
+    if cross and cross["checked"]:
+        ms.append(m("fiemap_agreement", cross["agree"] / cross["checked"], "ratio", "higher"))
+    if "tagged_blocks_written" in res:
+        ms.append(m("tagged_blocks_found", res["tagged_blocks_found"], "count"))
+    assert set(res["counts"]) == set(OUTCOMES)
+    return ms
