@@ -15,7 +15,6 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 from scipy.special import comb
-from statsmodels.stats.multitest import multipletests
 
 ALPHA = 0.05
 BOOTSTRAP = 2000
@@ -122,11 +121,23 @@ def _row(a_name, b_name, a, b, better, paired, p, ci, note="") -> dict:
             "better": better, "smallest_p": smallest_p(len(a), len(b), paired), "note": note}
 
 
+def holm(p_values: list[float]) -> np.ndarray:
+    """Holm step-down adjusted p-values (as statsmodels' multipletests 'holm', without
+    its per-call gc.collect(), which costs 0.1 s per metric)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    m = len(p)
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return adjusted
+
+
 def _holm(rows: list[dict]) -> None:
     """Holm-adjust the pairs' p-values together, then give each pair its verdict."""
     tested = [r for r in rows if not math.isnan(r["p"])]
     if tested:
-        adjusted = multipletests([r["p"] for r in tested], alpha=ALPHA, method="holm")[1]
+        adjusted = holm([r["p"] for r in tested])
         for r, p_adj in zip(tested, adjusted):
             r["p_holm"] = float(p_adj)
     for r in rows:

@@ -50,7 +50,6 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
         ax.set_ylabel(label)
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
-    fig.tight_layout()
     return to_svg(fig)
 
 
@@ -78,5 +77,4 @@ def residual_qq(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str |
     ax.set_xlabel("normal quantile")
     ax.set_ylabel("standardised residual")
     ax.legend(fontsize=6, frameon=False)
-    fig.tight_layout()
     return to_svg(fig)

@@ -17,6 +17,9 @@ def workload_label(row, show_host: bool = False) -> str:
     if params != "{}":
         import orjson
         label += " " + " ".join(f"{k}={v}" for k, v in orjson.loads(params).items())
+    if "fs" in row:            # the factor is a run or host: each fs is its own group
+        variant = row.get("variant", "default")
+        label = f"{row['fs']}{'' if variant == 'default' else ':' + variant} {label}"
     if show_host and row.get("host"):
         label = f"{row['host']} {label}"
     return label

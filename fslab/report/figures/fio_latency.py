@@ -43,6 +43,5 @@ def sections(ctx: FigureContext) -> list[Section]:
         ax.legend(fontsize=6, frameon=False)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
-    fig.tight_layout()
     return [Section("Completion latency percentiles", to_svg(fig),
                     "Median over iterations of each percentile fio reported; log scale.")]

@@ -1,0 +1,41 @@
+"""`fslab compare RUN_A RUN_B`: the same cases in two runs (two hosts, or before/after)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fslab.commands._common import JsonOpt, ResultsOpt, console
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare(run_a: str = typer.Argument(..., help="The baseline run."),
+                run_b: str = typer.Argument(..., help="The run compared with it."),
+                results: Path = ResultsOpt, as_json: bool = JsonOpt) -> None:
+        """benchstat-like table: each case and metric of RUN_B against RUN_A.
+
+        Values of different runs are independent, so pairs are tested with Mann-Whitney U
+        (Holm-corrected per metric); each filesystem variant is compared with itself.
+        """
+        from rich.markup import escape
+        from fslab.errors import FslabError
+        from fslab.report.load import load
+        from fslab.report.tables import footnotes, pairs_table
+        from fslab.report.terminal import verdict_rich
+        from fslab.store.db import open_store
+        store = open_store(results)
+        a_id, b_id = store.run(run_a)["run_id"], store.run(run_b)["run_id"]
+        if a_id == b_id:
+            raise FslabError("compare needs two different runs")
+        loaded = load(store, [a_id, b_id], factor="run_id", order=[a_id, b_id], regression=False)
+        if as_json:
+            pairs = pairs_table(loaded.analysis)
+            print(pairs.to_json(orient="records"))
+            return
+        common = loaded.analysis.pairs
+        if common.empty:
+            raise FslabError(f"runs {a_id} and {b_id} share no ranked case and metric to compare")
+        console.print(verdict_rich(loaded.analysis, escape(f"fslab compare — {b_id} vs {a_id}")))
+        for note in footnotes(loaded.analysis):
+            console.print(escape(note), style="dim")

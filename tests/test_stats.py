@@ -1,0 +1,185 @@
+"""The statistics engine, cross-checked against direct scipy/statsmodels calls on fixed data."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.formula.api import ols
+from statsmodels.stats.anova import anova_lm
+from statsmodels.stats.multitest import multipletests
+
+from fslab.analysis import analyze
+from fslab.analysis.describe import median_ci_ranks, min_samples_for_median_ci
+from fslab.analysis.pairwise import cliffs_delta, holm, magnitude
+from fslab.records import RECORD_COLUMNS
+
+# fixed data: three filesystems, 8 rounds; xfs clearly faster, btrfs ~ ext4; one wild value
+VALUES = {
+    "ext4": [100.0, 102, 98, 101, 99, 103, 97, 100],
+    "xfs": [121.0, 119, 124, 118, 122, 120, 125, 117],
+    "btrfs": [101.0, 97, 99, 104, 96, 100, 102, 400],     # 400: an outlier, kept
+}
+
+
+def frame(values=VALUES, metric="write_iops", unit="ops/s", better="higher", case="randwrite",
+          rounds=None) -> pd.DataFrame:
+    rows = []
+    for fs, vs in values.items():
+        for i, v in enumerate(vs):
+            rows.append({"run_id": "r1", "host": "h", "fs": fs, "variant": "default", "suite": "fio",
+                         "case": case, "params": "{}", "iteration": (rounds or range(1, 99))[i],
+                         "metric": metric, "value": v, "unit": unit, "better": better,
+                         "artifact": None, "ts": 0.0})
+    return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return analyze(frame(), regression=False)
+
+
+def level(summary, name):
+    return summary[summary["level"] == name].iloc[0]
+
+
+def test_descriptives_match_numpy_and_scipy(result):
+    for fs, vs in VALUES.items():
+        row, x = level(result.summary, fs), np.array(vs)
+        assert row["n"] == 8
+        assert row["mean"] == pytest.approx(x.mean())
+        assert row["median"] == pytest.approx(np.median(x))
+        assert row["sd"] == pytest.approx(x.std(ddof=1))
+        assert row["cv"] == pytest.approx(x.std(ddof=1) / x.mean())
+        assert (row["min"], row["max"]) == (x.min(), x.max())
+        lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+        assert (row["mean_ci_lo"], row["mean_ci_hi"]) == (pytest.approx(lo), pytest.approx(hi))
+        # n=8: the 95% order-statistic interval of the median is [x(1), x(8)] (coverage 99.2%)
+        assert (row["median_ci_lo"], row["median_ci_hi"]) == (x.min(), x.max())
+
+
+def test_median_ci_needs_six_samples_like_benchstat():
+    assert min_samples_for_median_ci() == 6
+    assert median_ci_ranks(5) is None
+    assert median_ci_ranks(6) == (1, 6)
+    lo, hi = median_ci_ranks(20)
+    # coverage of [x(lo), x(hi)] >= 95%, and the next tighter one is below 95%
+    cover = lambda k: 1 - 2 * stats.binom.cdf(k - 1, 20, 0.5)
+    assert cover(lo) >= 0.95 > cover(lo + 1) and hi == 21 - lo
+    small = analyze(frame({"a": [1.0, 2, 3], "b": [2.0, 3, 4]}), regression=False).summary
+    assert small["median_ci_lo"].isna().all()
+    assert small["median_ci_note"].str.contains("too few samples").all()
+
+
+def test_outlier_flagged_and_kept(result):
+    flagged = result.data[result.data["outlier"]]
+    assert list(flagged["value"]) == [400.0]
+    assert level(result.summary, "btrfs")["outliers"] == 1
+    assert level(result.summary, "btrfs")["max"] == 400          # never dropped
+    assert level(result.summary, "ext4")["outliers"] == 0
+
+
+def test_omnibus_matches_scipy_and_statsmodels(result):
+    omni = result.omnibus.iloc[0]
+    groups = [np.array(VALUES[k]) for k in sorted(VALUES)]
+    assert omni["kw_p"] == pytest.approx(stats.kruskal(*groups).pvalue)
+    df = frame()
+    table = anova_lm(ols("value ~ C(fs)", data=df).fit())
+    assert omni["anova_f"] == pytest.approx(table["F"].iloc[0])
+    assert omni["anova_p"] == pytest.approx(table["PR(>F)"].iloc[0])
+    resid = ols("value ~ C(fs)", data=df).fit().resid
+    assert omni["shapiro_p"] == pytest.approx(stats.shapiro(resid).pvalue)
+    assert omni["levene_p"] == pytest.approx(stats.levene(*groups, center="median").pvalue)
+    # the outlier makes the residuals non-normal: the sentence must say so
+    assert omni["shapiro_p"] < 0.05 and "Rely on Kruskal-Wallis" in omni["assumptions"]
+
+
+def test_pairwise_paired_by_round_uses_wilcoxon_and_holm(result):
+    pairs = result.pairs.set_index(["baseline", "other"])
+    assert result.levels == ["btrfs", "ext4", "xfs"]
+    raw = {}
+    for a, b in [("btrfs", "ext4"), ("btrfs", "xfs"), ("ext4", "xfs")]:
+        row = pairs.loc[(a, b)]
+        assert row["test"] == "Wilcoxon signed-rank (paired by round)"
+        raw[(a, b)] = stats.wilcoxon(VALUES[b], VALUES[a]).pvalue
+        assert row["p"] == pytest.approx(raw[(a, b)])
+        assert row["delta"] == pytest.approx(cliffs_delta(np.array(VALUES[a]), np.array(VALUES[b])))
+        assert row["ratio"] == pytest.approx(np.median(VALUES[b]) / np.median(VALUES[a]))
+        assert row["ratio_ci_lo"] <= row["ratio"] <= row["ratio_ci_hi"]
+    expected = multipletests(list(raw.values()), method="holm")[1]
+    assert list(pairs["p_holm"]) == pytest.approx(list(expected))
+    xfs = pairs.loc[("ext4", "xfs")]
+    assert xfs["significant"] and xfs["winner"] == "xfs"
+    assert xfs["verdict"] == "+20.5% (p=0.023, δ=1.00 large)"      # medians 100 -> 120.5
+    assert pairs.loc[("btrfs", "ext4")]["verdict"] == "~"
+
+
+def test_unpaired_uses_mann_whitney():
+    # rounds differ between levels (e.g. a resumed run): not paired
+    df = pd.concat([frame({"ext4": VALUES["ext4"]}), frame({"xfs": VALUES["xfs"]}, rounds=range(11, 19))])
+    row = analyze(df, regression=False).pairs.iloc[0]
+    assert row["test"] == "Mann-Whitney U" and not row["paired"]
+    assert row["p"] == pytest.approx(stats.mannwhitneyu(VALUES["xfs"], VALUES["ext4"]).pvalue)
+
+
+def test_lower_is_better_direction():
+    lat = {"ext4": [10.0, 11, 9, 10, 12, 10, 11, 9], "xfs": [20.0, 21, 19, 22, 20, 21, 19, 20]}
+    a = analyze(frame(lat, metric="write_clat_mean", unit="ns", better="lower"), regression=False)
+    pair = a.pairs.iloc[0]
+    assert pair["winner"] == "ext4" and pair["change_pct"] > 0     # xfs is slower
+    lead = a.leaders.iloc[0]
+    assert lead["best"] == "ext4" and lead["runner_up"] == "xfs"
+    assert lead["verdict"].startswith("-")                         # ext4 is that much lower
+
+
+def test_undirected_metrics_are_described_not_ranked():
+    a = analyze(frame({"ext4": [0.0, 0, 5], "xfs": [22.0, 22, 22]}, metric="error", unit="code",
+                      better=None), regression=False)
+    assert a.pairs.empty and a.leaders.empty
+    assert len(a.summary) == 2
+    assert "not ranked" in a.omnibus.iloc[0]["assumptions"]
+
+
+def test_reproducible_bootstrap_and_too_few_note():
+    one = analyze(frame(), regression=False).pairs["ratio_ci_lo"]
+    two = analyze(frame(), regression=False).pairs["ratio_ci_lo"]
+    assert list(one) == list(two)
+    tiny = analyze(frame({"ext4": [1.0, 2], "xfs": [5.0, 6]}), regression=False).pairs.iloc[0]
+    assert tiny["verdict"] == "~" and "too few samples" in tiny["note"]
+
+
+def test_cliffs_delta_and_holm_helpers():
+    a, b = np.array([1.0, 2, 3]), np.array([2.0, 3, 4])
+    brute = np.mean([np.sign(y - x) for x in a for y in b])
+    assert cliffs_delta(a, b) == pytest.approx(brute)
+    assert [magnitude(d) for d in (0.1, 0.2, 0.4, 0.5)] == ["negligible", "small", "medium", "large"]
+    p = [0.01, 0.04, 0.03, 0.2]
+    assert list(holm(p)) == pytest.approx(list(multipletests(p, method="holm")[1]))
+
+
+def test_factor_is_a_parameter():
+    df = pd.concat([frame({"ext4": VALUES["ext4"]}).assign(run_id="A"),
+                    frame({"ext4": VALUES["xfs"]}).assign(run_id="B")])
+    a = analyze(df, factor="run_id", order=["A", "B"], regression=False)
+    assert a.levels == ["A", "B"] and "fs" in a.keys and "run_id" not in a.keys
+    row = a.pairs.iloc[0]
+    assert (row["baseline"], row["other"]) == ("A", "B")
+    assert row["test"] == "Mann-Whitney U"       # rounds of different runs are unrelated
+    with pytest.raises(ValueError):
+        analyze(df, factor="nonsense")
+
+
+def test_regression_view_heldout_r2():
+    rng = np.random.default_rng(3)
+    rows = []
+    for case, base in (("randread", 100), ("randwrite", 50)):
+        vals = {fs: list(base * f + rng.normal(0, 1, 12)) for fs, f in (("ext4", 1), ("xfs", 2))}
+        rows.append(frame(vals, case=case))
+    reg = analyze(pd.concat(rows)).regression.set_index("model")
+    assert set(reg.index) == {"linear", "decision tree", "random forest"}
+    # xfs doubles each workload: trees capture that interaction, an additive linear model cannot
+    assert reg.loc["decision tree", "r2_heldout"] > 0.95 and reg.loc["random forest", "r2_heldout"] > 0.95
+    assert reg.loc["linear", "r2_heldout"] < reg.loc["decision tree", "r2_heldout"]
+    assert (reg["rows"] == 48).all()
