@@ -60,13 +60,22 @@ def zpool_imported(name: str) -> bool:
     return r.ok
 
 
-def destroy_zpool(name: str) -> None:
-    if zpool_imported(name):
+def destroy_zpool(name: str, attempts: int = 8) -> None:
+    """Destroy (else export) a pool. zfs-fuse reports 'pool is busy' for a moment
+    after the last file is closed, so retry with backoff before giving up."""
+    err = ""
+    for i in range(attempts):
+        if not zpool_imported(name):
+            return
+        run(["zfs", "umount", "-f", name], check=False, timeout=120)
         r = run(["zpool", "destroy", "-f", name], check=False, timeout=120)
-        if not r.ok and zpool_imported(name):
-            run(["zpool", "export", "-f", name], check=False, timeout=120)
-        if zpool_imported(name):
-            raise RuntimeError(f"cannot destroy zpool {name}: {r.stderr.strip()}")
+        if r.ok or not zpool_imported(name):
+            return
+        err = r.stderr.strip()
+        time.sleep(0.25 * (i + 1))
+    run(["zpool", "export", "-f", name], check=False, timeout=120)
+    if zpool_imported(name):
+        raise RuntimeError(f"cannot destroy zpool {name}: {err}")
 
 
 def stop_pid(pid: int, timeout: float = 15) -> None:

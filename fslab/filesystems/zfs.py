@@ -140,8 +140,14 @@ class Zfs(Driver):
             run(argv + [inst.pool])
 
     def unmount(self, inst: Instance) -> None:
-        if inst.pool and zpool_imported(inst.pool):
-            run(["zfs", "umount", inst.pool], check=False, timeout=120)
+        if not (inst.pool and zpool_imported(inst.pool)):
+            return
+        for i in range(8):   # zfs-fuse is briefly busy after the last close
+            if not _zfs_mounted(inst.pool) or run(["zfs", "umount", inst.pool], check=False,
+                                                   timeout=120).ok:
+                return
+            time.sleep(0.25 * (i + 1))
+        run(["zfs", "umount", "-f", inst.pool], timeout=120)
 
     def destroy(self, inst: Instance) -> None:
         if inst.pool:

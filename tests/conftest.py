@@ -1,0 +1,65 @@
+"""Shared fixtures: an isolated state dir and results dir per test, and a leftover check."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fslab_cmd() -> list[str]:
+    """How to invoke the CLI under test (the installed entry point, else the module)."""
+    exe = shutil.which("fslab")
+    return [exe] if exe else [sys.executable, "-m", "fslab"]
+
+
+def needs_root():
+    return pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create loop devices and mount")
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    return tmp_path / "results"
+
+
+def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
+              check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([*fslab_cmd(), *args], capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, "COLUMNS": "160", **(env or {})})
+    if check and p.returncode != 0:
+        raise AssertionError(f"fslab {' '.join(args)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def leftovers(tag: str = "") -> list[str]:
+    """Mounts, loop devices, zpools and fslab-started daemons that exist now."""
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            mp = line.split()[4]
+            src = line.partition(" - ")[2].split()[1:2]
+            if ("fslab" in mp and (not tag or tag in mp)) or (src and src[0].startswith("/dev/loop")
+                                                            and (not tag or tag in mp)):
+                out.append(f"mount {mp}")
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    for line in loops.splitlines():
+        if "(deleted)" not in line and (not tag or tag in line):
+            out.append(f"loop {line}")
+    if shutil.which("zpool"):
+        pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True,
+                               text=True, timeout=30).stdout.split()
+        out += [f"zpool {p}" for p in pools if p.startswith("fslab")]
+    return out

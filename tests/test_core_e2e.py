@@ -1,0 +1,102 @@
+"""End to end: real mkfs, mount, fio and teardown of small loop images, through the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import fslab_cmd, leftovers, needs_root, run_fslab
+
+pytestmark = [pytest.mark.e2e, needs_root()]
+
+WORKLOADS = {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
+
+
+def _zfs_fuse_running() -> bool:
+    return subprocess.run(["pgrep", "-x", "zfs-fuse"], capture_output=True).returncode == 0
+
+
+def _iops_by_unit(db_path):
+    db = sqlite3.connect(db_path)
+    rows = db.execute("SELECT fs, \"case\", iteration, SUM(value) FROM records "
+                      "WHERE metric IN ('read_iops','write_iops') GROUP BY fs, \"case\", iteration").fetchall()
+    return {(fs, case, it): v for fs, case, it, v in rows}
+
+
+def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
+    daemon_before = _zfs_fuse_running()
+    p = run_fslab("run", "--fs", "ext4,xfs,btrfs,zfs", "--suite", "fio", "--profile", "smoke",
+                  "--results", str(results), "--workdir", str(tmp_path / "work"))
+    assert "randwrite" in p.stdout and "raw files" in p.stdout
+    iops = _iops_by_unit(results / "fslab.sqlite")
+    expected = {(fs, w, it) for fs in ("ext4", "xfs", "btrfs", "zfs") for w in WORKLOADS for it in (1, 2)}
+    assert set(iops) == expected
+    assert all(v > 0 for v in iops.values()), {k: v for k, v in iops.items() if v <= 0}
+    db = sqlite3.connect(results / "fslab.sqlite")
+    run_id, env, status = db.execute("SELECT run_id, environment, status FROM runs").fetchone()
+    assert status == "finished"
+    env = json.loads(env)
+    assert env["kernel"] and env["cpu_model"] and env["tools"]["fio"].startswith("fio-")
+    assert set(env["filesystems"]) == {"ext4", "xfs", "btrfs", "zfs"}
+    assert "lazy_itable_init=0" in env["filesystems"]["ext4"]["lazy_init"]
+    assert env["filesystems"]["xfs"]["in_effect"]["fstype"] == "xfs"
+    assert "recordsize" in env["filesystems"]["zfs"]["in_effect"]["properties"]
+    # every iteration has its own raw JSON and job file, and values differ per iteration
+    for fs in ("ext4", "zfs"):
+        for w in WORKLOADS:
+            for it in (1, 2):
+                arts = db.execute("SELECT DISTINCT artifact FROM records WHERE fs=? AND \"case\"=? "
+                                  "AND iteration=? AND metric='read_iops' OR (fs=? AND \"case\"=? AND "
+                                  "iteration=? AND metric='write_iops')", (fs, w, it, fs, w, it)).fetchall()
+                assert len(arts) == 1
+                raw = results / arts[0][0]
+                assert raw.exists() and json.loads(raw.read_text())["fio version"]
+                assert (raw.parent / "job.fio").read_text().count("[") >= 1
+    assert not leftovers(str(tmp_path))
+    assert _zfs_fuse_running() == daemon_before, "zfs-fuse must be stopped iff fslab started it"
+    # `list` sees the run
+    out = run_fslab("list", "--results", str(results), "--json").stdout
+    assert json.loads(out)[0]["run_id"] == run_id
+
+
+def test_kill9_then_cleanup_then_resume(state_dir, results, tmp_path):
+    work = tmp_path / "work"
+    cmd = [*fslab_cmd(), "run", "--fs", "ext4,btrfs", "--suite", "fio", "--profile", "smoke",
+           "--iterations", "2", "--results", str(results), "--workdir", str(work)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ})
+    db_path = results / "fslab.sqlite"
+    deadline = time.time() + 300
+    done = 0
+    while time.time() < deadline:   # wait until some, not all, units are committed
+        if db_path.exists():
+            try:
+                done = sqlite3.connect(db_path).execute(
+                    "SELECT COUNT(*) FROM units WHERE status='done'").fetchone()[0]
+            except sqlite3.OperationalError:
+                done = 0
+            if done >= 3:
+                break
+        time.sleep(0.2)
+    proc.kill()   # kill -9: no teardown runs
+    proc.wait()
+    assert 3 <= done < 20
+    run_fslab("cleanup")
+    assert not leftovers(str(work))
+    run_fslab("cleanup")   # idempotent
+    run_id = sqlite3.connect(db_path).execute("SELECT run_id FROM runs").fetchone()[0]
+    run_fslab("run", "--resume", run_id, "--results", str(results), "--workdir", str(work))
+    db = sqlite3.connect(db_path)
+    units = db.execute("SELECT fs, \"case\", iteration, status FROM units").fetchall()
+    assert len(units) == 20 and all(u[3] == "done" for u in units)
+    assert len({u[:3] for u in units}) == 20
+    # exactly one set of fio records per unit: one read/write IOPS value per (fs, case, iteration)
+    counts = db.execute("SELECT fs, \"case\", iteration, metric, COUNT(*) FROM records "
+                        "WHERE metric IN ('read_iops','write_iops') GROUP BY 1,2,3,4").fetchall()
+    assert counts and all(c[4] == 1 for c in counts)
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
+    assert not leftovers(str(work))
