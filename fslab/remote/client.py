@@ -1,0 +1,103 @@
+"""One fio invocation from the coordinator: `fio --client=A a.fio --client=B b.fio`.
+
+Each host gets its own job file (its own mount point in `directory=`). fio's
+client-mode JSON has one `client_stats` entry per host and job, plus "All clients"
+(the sum) when several hosts ran. fio exits 0 even when a server could not be
+reached, so a host's success is judged by its own entries, never by the exit code.
+"""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
+from fslab.records import Measurement
+from fslab.remote.hosts import HostSpec
+
+
+@dataclass
+class HostOutcome:
+    measurements: list[Measurement] = field(default_factory=list)
+    error: str | None = None        # None: the host ran the job cleanly
+
+
+@dataclass
+class ClientRun:
+    per_host: dict[str, HostOutcome]
+    aggregate: list[Measurement] | None     # "All clients", when fio wrote one
+    returncode: int
+
+
+def client_argv(jobs: list[tuple[HostSpec, Path]], output: Path) -> list[str]:
+    argv = ["fio", "--output-format=json+", f"--output={output}"]
+    for host, job_file in jobs:
+        argv += [f"--client={host.fio_address}", str(job_file)]
+    return argv
+
+
+def run_clients(jobs: list[tuple[HostSpec, Path]], output: Path, log: Path,
+                timeout: float) -> ClientRun:
+    """Run the jobs on their hosts at once; fio's raw output stays verbatim in `output`."""
+    with open(log, "wb") as out:
+        try:
+            p = subprocess.run(client_argv(jobs, output), stdout=out, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, timeout=timeout)
+            code = p.returncode
+        except subprocess.TimeoutExpired:
+            code = -1
+            out.write(f"\nfslab: fio client timed out after {timeout:.0f}s\n".encode())
+    return split_by_host([h for h, _ in jobs], output, log, code)
+
+
+def split_by_host(hosts: list[HostSpec], output: Path, log: Path, code: int) -> ClientRun:
+    text = log.read_text(errors="replace")
+    try:
+        raw = output.read_bytes() if output.exists() else b""
+        results = job_measurements(load_fio_output(raw, str(output)))
+    except FioParseError as e:
+        why = _said(text) or str(e)
+        return ClientRun({h.name: HostOutcome(error=f"fio exit {code}: {why}") for h in hosts},
+                         None, code)
+    names = _names_by_label(hosts)
+    mine: dict[str, list[JobResult]] = {h.name: [] for h in hosts}
+    aggregate = None
+    for r in results:
+        if r.aggregate:
+            aggregate = r.measurements
+        elif r.hostname in names:
+            mine[names[r.hostname]].append(r)
+    per_host = {}
+    for h in hosts:
+        jobs = mine[h.name]
+        outcome = HostOutcome()
+        for job in jobs:
+            for m in job.measurements:
+                if len(jobs) > 1:       # several jobs on one host: tell them apart
+                    m.params = {**m.params, "job": job.job_name}
+            outcome.measurements += job.measurements
+        errors = [j.error for j in jobs if j.error]
+        if not jobs:
+            outcome.error = f"no results from {h.name} ({h.fio_address}): " + \
+                (_said(text, h.address) or _said(text) or f"fio exit {code}")
+        elif errors:
+            outcome.error = f"fio job error {errors[0]} on {h.name}: {_said(text, h.address)}"
+        per_host[h.name] = outcome
+    return ClientRun(per_host, aggregate, code)
+
+
+def _names_by_label(hosts: list[HostSpec]) -> dict[str, str]:
+    """The parser labels an entry 'address' (or 'address:port' when one address ran
+    several servers); both spellings lead to the host's name."""
+    out = {}
+    for h in hosts:
+        out[h.address] = out[f"{h.address}:{h.port}"] = h.name
+    return out
+
+
+def _said(text: str, about: str | None = None) -> str:
+    """fio's own complaint lines (about one address, if given), joined."""
+    lines = [ln.strip() for ln in text.splitlines()
+             if ("fio:" in ln or "error" in ln.lower() or "timeout" in ln.lower()
+                 or "fslab:" in ln) and (about is None or about in ln)]
+    return " | ".join(dict.fromkeys(lines))[:400]
