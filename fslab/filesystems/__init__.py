@@ -17,9 +17,16 @@ def register(cls):
     return cls
 
 
+_loaded = False
+
+
 def _load_all() -> None:
-    if _drivers:
+    # a flag, not `if _drivers`: a driver module imported directly (e.g. raw's helpers)
+    # registers itself early and must not stop the others from loading
+    global _loaded
+    if _loaded:
         return
+    _loaded = True
     for m in pkgutil.iter_modules(__path__):
         if not m.name.startswith("_") and m.name != "base":
             importlib.import_module(f"{__name__}.{m.name}")
