@@ -47,6 +47,9 @@ def run(
                                            "go (default: a temporary directory under /var/tmp)."),
     hosts: Optional[Path] = typer.Option(None, "--hosts", help="hosts.toml: run the fio suites on many "
                                          "hosts with fio's client/server mode."),
+    summary: bool = typer.Option(True, "--summary/--no-summary", hidden=True,
+                                 help="Print the summary and verdicts at the end (the guest "
+                                 "target turns this off inside the guest: the host prints them)."),
 ) -> None:
     """Provision filesystems, run the workloads, store every result."""
     store = open_store(results_dir(results))
@@ -119,7 +122,8 @@ def run(
     if out.interrupted:
         console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
         raise typer.Exit(130)
-    _after(store, run_id)
+    if summary:
+        _after(store, run_id)
 
 
 def _after(store, run_id: str) -> None:
