@@ -1,0 +1,34 @@
+"""Compression probe: write compressible text with the filesystem's compression on and
+compare logical bytes with the space allocated for them."""
+from __future__ import annotations
+
+from fslab.features.probes.base import (Enable, MiB, Probe, ProbeResult, compressible_bytes,
+                                        no_mechanism, used_bytes, write_file)
+from fslab.filesystems.base import Instance
+from fslab.records import Measurement
+
+SIZE = 32 * MiB
+MIN_RATIO = 1.5     # text compresses 3-10x; anything below this is not compression
+
+
+class CompressionProbe(Probe):
+    name = "compression"
+    feature = "compression"
+
+    def enable(self, fs: str, impl: str) -> Enable | str:
+        if fs == "btrfs":
+            return Enable(mount_options=["compress=zstd"])
+        if fs == "zfs":
+            return Enable(properties={"compression": "on"})
+        return no_mechanism(fs, "transparent compression")
+
+    def check(self, inst: Instance) -> ProbeResult:
+        before = used_bytes(inst)
+        write_file(inst.mountpoint / "probe-text", compressible_bytes(SIZE, seed=2))
+        grew = max(used_bytes(inst) - before, 1)
+        ratio = SIZE / grew
+        ok = ratio >= MIN_RATIO
+        detail = (f"{SIZE // MiB} MiB of text took {grew / MiB:.1f} MiB: ratio {ratio:.1f}x"
+                  + ("" if ok else f" (below {MIN_RATIO}x: not compressed)"))
+        return ProbeResult(ok, detail, {"logical": SIZE, "allocated": grew, "ratio": ratio},
+                           [Measurement("compression_ratio", ratio, "ratio", None)])

@@ -1,0 +1,33 @@
+"""Inline small files probe: write a 100-byte file and ask FIEMAP (fslab.fiemap) whether its
+data lives inside the metadata (FIEMAP_EXTENT_DATA_INLINE) instead of a data block."""
+from __future__ import annotations
+
+from fslab import fiemap
+from fslab.features.probes.base import Enable, Probe, ProbeResult, random_bytes, write_file
+from fslab.filesystems.base import Instance
+
+SMALL = 100
+
+
+class InlineProbe(Probe):
+    name = "inline"
+    feature = "inline_small_files"
+
+    def enable(self, fs: str, impl: str) -> Enable | str:
+        if fs == "ext4":
+            return Enable(mkfs_options=["-O", "inline_data"])   # opt-in, see ext4(5)
+        return Enable()
+
+    def check(self, inst: Instance) -> ProbeResult:
+        path = inst.mountpoint / "probe-small"
+        write_file(path, random_bytes(SMALL, seed=4))
+        try:
+            exts = fiemap.extents(str(path))
+        except fiemap.FiemapUnsupported as e:
+            return ProbeResult(None, f"cannot observe: {e.strerror} on this filesystem")
+        if not exts:
+            return ProbeResult(None, "cannot observe: FIEMAP maps no extents for a written file")
+        inline = any(x.flags & fiemap.EXTENT_DATA_INLINE for x in exts)
+        detail = (f"a {SMALL}-byte file: FIEMAP reports its data inline in metadata" if inline else
+                  f"a {SMALL}-byte file got a data block of its own (no inline flag)")
+        return ProbeResult(inline, detail, {"extent_flags": [x.flags for x in exts]})
