@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
 
 from fslab.fio import FioParseError, job_measurements, load_fio_output
 
-CORPUS = Path(os.environ.get("FSLAB_CORPUS")
-              or Path(__file__).resolve().parents[2] / "shared/corpus/fio-json")
+from corpus_data import CORPUS
+
 FILES = sorted(p for p in CORPUS.glob("*") if p.suffix in (".json", ".txt")) if CORPUS.is_dir() else []
 UNREADABLE = {"13_ocs-ci_fio-3.7.json": "truncated", "35_fio-plot_none.txt": "engine libaio not loadable"}
 UNITS = {"ops/s", "B/s", "ns", "%", "code"}

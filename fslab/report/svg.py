@@ -16,6 +16,7 @@ plt.rcParams.update({
     "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 96,
 })
 _counter = itertools.count()
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 _ID = re.compile(r'(id="|url\(#|href="#)([^")]+)')
 PALETTE = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
@@ -31,6 +32,7 @@ def to_svg(fig) -> str:
     plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg"):]                   # drop the XML prolog and doctype
+    text = _METADATA.sub("", text)                     # RDF metadata: URLs the page never needs
     prefix = f"f{next(_counter)}-"
     return _ID.sub(lambda m: m.group(1) + prefix + m.group(2), text)
 

@@ -1,0 +1,176 @@
+"""The HTML report: offline, escaped, and rendered by a real browser (headless Chromium)
+with no console errors and every plot drawn."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from fslab.fio.importer import import_path
+from fslab.records import Record
+from fslab.report.load import load
+from fslab.report.html import render_html
+from fslab.store.db import Store
+
+from corpus_data import CORPUS, s2_layout
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+EVIL = '<script>alert("x")</script>&'
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"fio corpus not found at {CORPUS}")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """An imported S2 layout (one job renamed to hostile text) plus a non-fio suite."""
+    tmp = tmp_path_factory.mktemp("report")
+    s2_layout(tmp / "s2")
+    for path in (tmp / "s2").rglob("mixed-result.json"):
+        doc = json.loads(path.read_text())
+        doc["jobs"][0]["jobname"] = EVIL
+        path.write_text(json.dumps(doc))
+    store = Store(tmp / "results")
+    run_id = import_path(store, tmp / "s2", log=lambda line: None).run_id
+    # a file-server-tasks-like suite: elapsed seconds and page faults, nothing fio about it
+    store.add_records(
+        Record(run_id, "unknown", fs, "default", "tasks", "copy-tree", "{}", it, metric, value, unit,
+               better, None, 0.0)
+        for fs, f in (("ext4", 1.0), ("btrfs", 1.3)) for it in (1, 2, 3)
+        for metric, value, unit, better in (("elapsed", 10 * f + it / 10, "s", "lower"),
+                                            ("major_faults", 3.0 * it, "count", None)))
+    out = tmp / "html" / "report.html"
+    render_html(load(store, [run_id]), out, store.root)
+    yield out, store, run_id
+    store.close()
+
+
+def test_report_is_offline_and_escaped(report):
+    out, _, _ = report
+    html = out.read_text()
+    assert EVIL not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;" in html
+    assert not re.search(r"<script|https?://(?!www\.w3\.org/)", html), "no scripts, no network"
+    for section in ("Verdict summary", "Suite fio", "Suite tasks", "Assumption checks",
+                    "Completion latency percentiles", "Environment and exact plan",
+                    "How to reproduce", "Raw artifacts", "regression view"):
+        assert section in html
+    # artifact links are relative to the report and point at the raw copies
+    links = re.findall(r'<a href="([^"]+)">runs/', html)
+    assert links and all((out.parent / link).is_file() for link in links)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_report_renders_in_chromium_without_errors(report):
+    out, _, _ = report
+    result = render_in_chromium(out)
+    assert result["errors"] == [], result["errors"]
+    svgs = result["svgs"]
+    expected = out.read_text().count("<svg")
+    assert expected >= 8 and len(svgs) == expected
+    for svg in svgs:
+        assert svg["width"] > 50 and svg["height"] > 50 and svg["shapes"] > 5, svg
+    assert result["title"].startswith("fslab report")
+
+
+# -- a tiny Chrome DevTools Protocol client over --remote-debugging-pipe (fd 3 in, fd 4 out)
+
+class Pipe:
+    def __init__(self, write_fd: int, read_fd: int):
+        self.w, self.r, self.buf, self.next_id, self.events = write_fd, read_fd, b"", 0, []
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        while True:
+            reply = self.read()
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+            self.events.append(reply)
+
+    def read(self, deadline: float = 30) -> dict:
+        end = time.monotonic() + deadline
+        while b"\0" not in self.buf:
+            if time.monotonic() > end:
+                raise TimeoutError("chromium did not answer")
+            chunk = os.read(self.r, 1 << 16)
+            if not chunk:
+                raise RuntimeError("chromium closed the pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def wait_for(self, method: str) -> None:
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self.read())
+
+
+_MEASURE = """JSON.stringify({title: document.title, svgs: [...document.querySelectorAll('svg')].map(s => {
+  const r = s.getBoundingClientRect();
+  return {width: r.width, height: r.height, shapes: s.querySelectorAll('path,rect,circle,use,text').length};
+})})"""
+
+
+def render_in_chromium(page: Path) -> dict:
+    to_chrome_r, to_chrome_w = os.pipe()
+    from_chrome_r, from_chrome_w = os.pipe()
+    profile = tempfile.mkdtemp(prefix="fslab-chromium-")
+
+    def child_fds():      # chromium reads commands on fd 3 and answers on fd 4
+        import fcntl
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_chrome_r, from_chrome_w)]
+        os.dup2(high[0], 3)
+        os.dup2(high[1], 4)
+
+    proc = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--remote-debugging-pipe",
+         "about:blank"],
+        preexec_fn=child_fds, pass_fds=(3, 4),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(to_chrome_r)
+    os.close(from_chrome_w)
+    cdp = Pipe(to_chrome_w, from_chrome_r)
+    try:
+        target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Page"):
+            cdp.send(f"{domain}.enable", session=session)
+        cdp.events.clear()
+        cdp.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+        cdp.wait_for("Page.loadEventFired")
+        measured = cdp.send("Runtime.evaluate", {"expression": _MEASURE, "returnByValue": True},
+                            session=session)
+        errors = [e for e in cdp.events if _is_error(e)]
+        cdp.send("Browser.close")
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(to_chrome_w)
+        os.close(from_chrome_r)
+        shutil.rmtree(profile, ignore_errors=True)
+    return {**json.loads(measured["result"]["value"]), "errors": errors}
+
+
+def _is_error(event: dict) -> bool:
+    method, params = event.get("method"), event.get("params", {})
+    if method == "Runtime.exceptionThrown":
+        return True
+    if method == "Runtime.consoleAPICalled":
+        return params.get("type") in ("error", "assert", "warning")
+    if method == "Log.entryAdded":
+        return params.get("entry", {}).get("level") in ("error", "warning")
+    return False
