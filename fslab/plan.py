@@ -67,7 +67,23 @@ class SuiteSpec(BaseModel):
 
     @property
     def options(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
+        return {k: v for k, v in (self.model_extra or {}).items() if k != "profiles"}
+
+    def at_profile(self, profile: str) -> "SuiteSpec":
+        """This table with [suite.profiles.NAME] laid over it, key by key.
+
+        A study's grid can be too big for a smoke run even with sizes and
+        runtimes scaled: the plan names a smaller sweep for that profile.
+        """
+        overlays = (self.model_extra or {}).get("profiles") or {}
+        unknown = set(overlays) - set(PROFILES)
+        if unknown:
+            raise FslabError(f"[suite.profiles] of suite {self.kind!r}: unknown profile(s) "
+                             f"{sorted(unknown)}; choose from {', '.join(PROFILES)}")
+        if profile not in overlays:
+            return self
+        return SuiteSpec.model_validate({"kind": self.kind, "workloads": self.workloads,
+                                         **self.options, **overlays[profile]})
 
 
 class Plan(BaseModel):
@@ -207,10 +223,11 @@ def to_toml(plan: Plan) -> str:
         out.append(f"kind = {val(s.kind)}")
         if s.workloads is not None:
             out.append(f"workloads = {val(s.workloads)}")
-        for k, v in s.options.items():
+        options = s.model_extra or {}   # incl. [suite.profiles]
+        for k, v in options.items():
             if not isinstance(v, dict):
                 out.append(f"{_key(k)} = {val(v)}")
-        for k, v in s.options.items():
+        for k, v in options.items():
             if isinstance(v, dict):
                 out.append(f"[suite.{_key(k)}]")
                 for kk, vv in v.items():

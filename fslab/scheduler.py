@@ -57,13 +57,19 @@ def build_units(plan: Plan, host: str = "localhost",
     pairs: list[tuple[FilesystemSpec, Suite, Case]] = []
     suites = [(s, workloads.get(s.kind)) for s in plan.suite]
     for spec in plan.filesystem:
-        driver_for(spec, existing)   # unknown names fail early, with the list of known ones
+        driver = driver_for(spec, existing)   # unknown names fail early, with the list of known ones
+        # a filesystem this host cannot make (jfs without the module, say) is skipped with
+        # a note and the rest still runs; other hosts' filesystems are not ours to judge
+        avail = driver.available() if host == "localhost" else None
+        if avail is not None and not avail.ok:
+            notes.append(f"{spec.label} skipped: not available here ({avail.why})")
+            continue
         for sspec, suite in suites:
             why = suite.supports(spec.name)
             if why:
                 notes.append(f"{suite.name} skipped on {spec.label}: {why}")
                 continue
-            for case in suite.cases(sspec, plan.profile):
+            for case in suite.cases(sspec.at_profile(plan.profile.name), plan.profile):
                 pairs.append((spec, suite, case))
     units = []
     for it in range(1, plan.iterations + 1):

@@ -28,6 +28,7 @@ from typing import Any
 
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.errors import FslabError
+from fslab.filesystems.raw import is_raw
 from fslab.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -70,11 +71,15 @@ def scale_options(opts: dict[str, str], profile: Profile, size_factor: float | N
     return out
 
 
-def job_text(name: str, opts: dict[str, str], directory: str) -> str:
+def job_text(name: str, opts: dict[str, str], directory: str, device: str | None = None) -> str:
+    """The job file; with `device` (the raw driver) fio addresses the block device itself."""
+    where = f"filename={device}" if device else f"directory={directory}"
     lines = [f"# fslab fio job: {name}",
-             "# re-run by hand: fio --output-format=json+ job.fio  (point directory= at a test dir)",
-             f"[{name}]", f"directory={directory}"]
-    lines += [f"{k}={v}" if v != "" else k for k, v in opts.items()]
+             "# re-run by hand: fio --output-format=json+ job.fio  (point directory= at a test dir"
+             " or filename= at a device)",
+             f"[{name}]", where]
+    lines += [f"{k}={v}" if v != "" else k for k, v in opts.items()
+              if not (device and k == "filename")]
     return "\n".join(lines) + "\n"
 
 
@@ -84,6 +89,8 @@ def image_bytes_for(opts: dict[str, str]) -> int:
     jobs = int(opts.get("numjobs", "1"))
     nfiles = int(opts.get("nrfiles", "1"))
     data = size * jobs if nfiles == 1 or "filesize" not in opts else size * jobs * nfiles
+    if "filename" in opts:   # the jobs share one named file
+        data = size
     return int(data * 1.4) + (96 << 20)
 
 
@@ -140,7 +147,8 @@ class FioSuite(Suite):
         out_path, out_rel = ctx.artifact("fio.json")
         log_path, _ = ctx.artifact("fio.log")
         with self.mounted(ctx, case) as (directory, inst):
-            job_path.write_text(job_text(case.name, opts, str(directory)))
+            device = inst.devices[0] if is_raw(inst) else None
+            job_path.write_text(job_text(case.name, opts, str(directory), device))
             a = sample()
             t0 = time.perf_counter()
             with open(log_path, "wb") as log:

@@ -1,0 +1,207 @@
+"""Study S3's file-server task sequence, each task timed like GNU time.
+
+One unit runs the whole sequence on a fresh filesystem; the plan's iterations
+repeat it (3 at paper scale). Records carry the task as their case
+("03-copy-iso"), so analysis compares filesystems task by task:
+
+  01-mkfs  02-mount  03-copy-iso (from the other disk)  04-recopy-iso (within)
+  05-remove-isos  06-copy-tree (from the other disk)  07-recopy-tree (within)
+  09-ls-R (to a file on the test disk)  10-find (a wildcard)  08-remove-trees  11-umount
+
+The numbers are the study's. fslab lists and searches the trees before removing
+them (9 and 10 before 8): listing an empty disk would measure nothing.
+
+Per task: elapsed, CPU % ((user+sys)/elapsed), user and system time, major and
+minor page faults of the task's processes (fslab.measure), system-wide CPU, and
+the time a `sync -f` takes right after it ("writeback"): what the command left
+dirty would otherwise be paid by the next task. Capacity (available / raw
+partition) is taken after mount (initial) and after 08 (residual).
+
+The "other disk" is a separate ext4 loop image holding the ISO (one
+incompressible 700 MB file at paper) and S3's tree (fslab.workloads._data). It
+is built once per run, reused by every unit read-only and freshly mounted, so
+each unit reads it cold; it is deleted when fslab exits.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from fslab import filesystems, state
+from fslab.errors import StepFailed
+from fslab.filesystems.base import Instance
+from fslab.measure import run_logged, step_usage
+from fslab.plan import FilesystemSpec
+from fslab.proc import run
+from fslab.profiles import MiB, Profile
+from fslab.records import Measurement
+from fslab.targets.base import Target
+from fslab.teardown import detach_loop
+from fslab.workloads._data import FileTree, Payload, s3_tree
+from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.capacity import S3_PARTITION_BYTES, capacity_share, raise_no_device
+
+S3_ISO_BYTES = 700_000_000
+ISO_FILE_ID = 1 << 40          # Payload id of the ISO: distinct from every tree file
+FIND_PATTERN = "f*7.dat"       # about one file in ten
+
+
+@register
+class TasksSuite(Suite):
+    name = "tasks"
+    description = "S3 file-server tasks: mkfs, mount, copy/recopy/remove an ISO and a tree, ls -R, find, umount"
+
+    def cases(self, spec, profile: Profile) -> list[Case]:
+        # no params: the data set follows from the run's profile and seed (see dataset.json)
+        return [Case("fileserver", config=profile.file_size(S3_ISO_BYTES),
+                     image_bytes=S3_PARTITION_BYTES)]
+
+    def supports(self, fs_name: str) -> str | None:
+        return "needs a filesystem (task 01 is mkfs)" if fs_name == "raw" else None
+
+    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+        if ctx.mountpoint_dir is not None:
+            raise_no_device("tasks")
+        log, log_rel = ctx.artifact("tasks.log")
+        found, _ = ctx.artifact("find.txt")
+        source = SourceDisk.for_run(ctx, iso_bytes=case.config)
+        dataset, _ = ctx.artifact("dataset.json")
+        dataset.write_text(json.dumps(source.describe(), indent=2))
+        inst = ctx.filesystem(case.image_bytes)
+        ms: list[Measurement] = []
+
+        def task(name: str, step: Callable[[], object], writeback: bool = True) -> None:
+            with step_usage() as u:
+                step()
+            ms.extend(u.measurements(name, log_rel))
+            if writeback:
+                with step_usage() as w:
+                    run(["sync", "-f", str(inst.mountpoint)])
+                ms.append(Measurement("writeback", w.elapsed_s, "s", "lower", log_rel, name))
+
+        def cmd(argv: list, stdout: Path | None = None) -> Callable[[], None]:
+            return lambda: run_logged([str(a) for a in argv], log, stdout)
+
+        try:
+            with source.mounted() as src:
+                mnt = inst.mountpoint
+                inst.acquire()
+                task("01-mkfs", inst.mkfs, writeback=False)
+                task("02-mount", inst.mount, writeback=False)
+                ctx.environment["filesystem"] = inst.effective()
+                ms.append(Measurement("capacity_initial", capacity_share(inst, mnt)[0], "%",
+                                      "higher", log_rel, "02-mount"))
+                task("03-copy-iso", cmd(["cp", "-a", src / "iso.img", mnt / "iso.img"]))
+                task("04-recopy-iso", cmd(["cp", "-a", mnt / "iso.img", mnt / "iso-copy.img"]))
+                task("05-remove-isos", cmd(["rm", "-rf", mnt / "iso.img", mnt / "iso-copy.img"]))
+                task("06-copy-tree", cmd(["cp", "-a", src / "tree", mnt / "tree"]))
+                task("07-recopy-tree", cmd(["cp", "-a", mnt / "tree", mnt / "tree-copy"]))
+                task("09-ls-R", cmd(["ls", "-R", mnt], stdout=mnt / "listing.txt"))
+                task("10-find", cmd(["find", mnt, "-name", FIND_PATTERN], stdout=found))
+                task("08-remove-trees", cmd(["rm", "-rf", mnt / "tree", mnt / "tree-copy",
+                                             mnt / "listing.txt"]))
+                ms.append(Measurement("capacity_residual", capacity_share(inst, mnt)[0], "%",
+                                      "higher", log_rel, "08-remove-trees"))
+                task("11-umount", inst.unmount, writeback=False)
+        except StepFailed as e:
+            raise UnitFailed(str(e), ms) from None
+        finally:
+            inst.close()
+        if not found.read_text().strip():
+            raise UnitFailed(f"find -name {FIND_PATTERN!r} matched nothing in the tree copies", ms)
+        return ms
+
+
+class KeptImage(Target):
+    """A loop device over an image that outlives it, so later units reuse the data."""
+    kind = "loop"
+
+    def __init__(self, image: Path):
+        self.image = image
+        self.device: str | None = None
+
+    def acquire(self, size_bytes: int, label: str) -> str:
+        if not self.image.exists():
+            state.note("file", str(self.image))
+            with open(self.image, "wb") as f:
+                f.truncate(size_bytes)
+        r = run(["losetup", "--find", "--show", str(self.image)])
+        self.device = r.stdout.strip()
+        state.note("loop", self.device, image=str(self.image))
+        return self.device
+
+    def release(self) -> None:
+        if self.device:
+            detach_loop(self.device, str(self.image))
+            state.forget("loop", self.device)
+            self.device = None
+
+
+class SourceDisk:
+    """The other disk: an ext4 image with the ISO and the tree, built once per run and data set."""
+    _built: dict[Path, "SourceDisk"] = {}
+
+    def __init__(self, image: Path, workdir: Path, payload: Payload, iso_bytes: int, tree: FileTree):
+        self.image, self.workdir = image, workdir
+        self.payload, self.iso_bytes, self.tree = payload, iso_bytes, tree
+        self.ready = image.with_suffix(".ready")
+
+    @classmethod
+    def for_run(cls, ctx: UnitContext, iso_bytes: int) -> "SourceDisk":
+        seed = ctx.plan_seed   # the same data for every filesystem and iteration
+        tree = s3_tree(ctx.profile, seed)
+        key = hashlib.sha1(repr((seed, iso_bytes, tree.sizes)).encode()).hexdigest()[:10]
+        image = ctx.workdir / f"s3-source-{key}.img"
+        disk = cls._built.get(image)
+        if disk is None or not disk.ready.exists():
+            disk = cls(image, ctx.workdir, Payload(seed), iso_bytes, tree)
+            ctx.log(f"building the source disk ({(iso_bytes + tree.total_bytes) / 1e6:.0f} MB of "
+                    f"test data, once per run)")
+            disk.build()
+            cls._built[image] = disk
+            atexit.register(disk.discard)
+        return disk
+
+    def _instance(self, mount_options: list[str]) -> Instance:
+        spec = FilesystemSpec(name="ext4", variant="source", mount_options=mount_options)
+        size = int((self.iso_bytes + self.tree.total_bytes) * 1.15) + 256 * MiB
+        return Instance(filesystems.get("ext4"), spec, KeptImage(self.image), self.workdir,
+                        f"source-{self.image.stem}", size)
+
+    def build(self) -> None:
+        self.discard()
+        inst = self._instance([])
+        try:
+            inst.mkfs()
+            inst.mount()
+            self.payload.write(inst.mountpoint / "iso.img", ISO_FILE_ID, self.iso_bytes)
+            self.tree.materialize(inst.mountpoint, self.payload)
+        finally:
+            inst.close()
+        self.ready.touch()
+
+    @contextmanager
+    def mounted(self) -> Iterator[Path]:
+        """The source, mounted read-only for one unit (a fresh mount: its cache is cold)."""
+        inst = self._instance(["ro"])
+        try:
+            inst.acquire()
+            inst.mount()
+            yield inst.mountpoint
+        finally:
+            inst.close()
+
+    def describe(self) -> dict:
+        return {"iso_bytes": self.iso_bytes, "tree_files": len(self.tree.files),
+                "tree_dirs": len(self.tree.dirs), "tree_bytes": self.tree.total_bytes,
+                "tree_file_bytes_min": min(self.tree.sizes), "tree_file_bytes_max": max(self.tree.sizes),
+                "seed": self.payload.seed}
+
+    def discard(self) -> None:
+        self.ready.unlink(missing_ok=True)
+        self.image.unlink(missing_ok=True)
+        state.forget("file", str(self.image))
