@@ -1,0 +1,259 @@
+"""fslab across hosts, for real: network namespaces as hosts, fio --server in each.
+
+Each test host is a namespace joined to the root namespace by a veth pair on its own
+private /24 (10.213.N.0/24, used only between the two ends). Traffic goes only to
+those namespace addresses. Filesystems are real loop-backed ext4 made by the
+coordinator (a local host's preparation runs in this process); fio's servers run
+inside the namespaces. Everything is torn down, also when a test fails.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, loop devices, mounts)"),
+    pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed"),
+]
+
+SUBNET = "10.213"       # 10.213.<N>.0/24: one private /24 per test host
+FIO_PORT = 8765
+
+
+def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=check, capture_output=True, text=True)
+
+
+def ensure_iproute2() -> None:
+    if not shutil.which("ip"):
+        subprocess.run(["apt-get", "install", "-y", "iproute2"], check=True, capture_output=True)
+
+
+class NamespaceHosts:
+    """N namespaces, each with a veth to the root namespace; remove() undoes all of it."""
+
+    def __init__(self, n: int):
+        tag = uuid.uuid4().hex[:4]
+        base = 200 + os.getpid() % 40           # distinct subnets for concurrent test runs
+        self.hosts = [{"name": f"h{i + 1}", "netns": f"fslab-t{tag}-{i + 1}",
+                       "veth": f"fsl{tag}{i + 1}", "peer": f"fsl{tag}{i + 1}p",
+                       "address": f"{SUBNET}.{base + i}.2", "root": f"{SUBNET}.{base + i}.1"}
+                      for i in range(n)]
+
+    def create(self) -> "NamespaceHosts":
+        for h in self.hosts:
+            sh("ip", "netns", "add", h["netns"])
+            sh("ip", "link", "add", h["veth"], "type", "veth", "peer", "name", h["peer"],
+               "netns", h["netns"])
+            sh("ip", "addr", "add", f"{h['root']}/24", "dev", h["veth"])
+            sh("ip", "link", "set", h["veth"], "up")
+            sh("ip", "-n", h["netns"], "addr", "add", f"{h['address']}/24", "dev", h["peer"])
+            sh("ip", "-n", h["netns"], "link", "set", h["peer"], "up")
+            sh("ip", "-n", h["netns"], "link", "set", "lo", "up")
+        return self
+
+    def remove(self) -> list[str]:
+        left = []
+        for h in self.hosts:
+            # a process still inside would keep the namespace's network alive: stop it
+            pids = sh("ip", "netns", "pids", h["netns"], check=False).stdout.split()
+            for pid in pids:
+                sh("kill", "-9", pid, check=False)
+            sh("ip", "link", "del", h["veth"], check=False)
+            sh("ip", "netns", "del", h["netns"], check=False)
+            if h["netns"] in sh("ip", "netns", "list").stdout:
+                left.append(h["netns"])
+        return left
+
+    def toml(self, mode: str, workdir: Path, server: dict[str, str] | None = None) -> str:
+        lines = [f'mode = "{mode}"', f"port = {FIO_PORT}"]
+        for h in self.hosts:
+            lines += ["", "[[host]]", f'name = "{h["name"]}"', f'address = "{h["address"]}"',
+                      f'netns = "{h["netns"]}"', f'workdir = "{workdir / h["name"]}"']
+            if server and h["name"] in server:
+                lines.append(f'server = "{server[h["name"]]}"')
+        return "\n".join(lines) + "\n"
+
+
+PLAN = """
+[run]
+profile = "smoke"
+iterations = 2
+seed = 7
+
+[[filesystem]]
+name = "ext4"
+
+[[suite]]
+kind = "fio"
+workloads = ["randread", "seqwrite"]
+[suite.fio]
+size = "16M"
+runtime = "1"
+"""
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    ensure_iproute2()
+    t = NamespaceHosts(3)
+    try:
+        yield t.create()
+    finally:
+        left = t.remove()
+        assert not left, f"namespaces left behind: {left}"
+
+
+@pytest.fixture(autouse=True)
+def own_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(tmp_path / "state"))
+
+
+def run_fslab(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fslab", *args], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "COLUMNS": "200"})
+
+
+def store_of(results: Path):
+    from fslab.store import Store
+    return Store(results)
+
+
+def assert_no_leftovers(hosts: NamespaceHosts, workdir: Path, state_dir: Path) -> None:
+    for h in hosts.hosts:   # fslab stopped the fio servers it started
+        assert sh("ip", "netns", "pids", h["netns"]).stdout.split() == [], h["netns"]
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(workdir) not in mounts
+    assert str(workdir) not in sh("losetup", "-a").stdout
+    assert orjson.loads((state_dir / "resources.json").read_bytes()) == []
+    assert not any(workdir.rglob("*")), list(workdir.rglob("*"))
+
+
+def one_run(hosts: NamespaceHosts, tmp_path: Path, mode: str, server=None, resume: str | None = None):
+    workdir, results = tmp_path / "hostwork", tmp_path / "results"
+    workdir.mkdir(exist_ok=True)
+    (tmp_path / "plan.toml").write_text(PLAN)
+    (tmp_path / "hosts.toml").write_text(hosts.toml(mode, workdir, server))
+    args = ["run", str(tmp_path / "plan.toml"), "--hosts", str(tmp_path / "hosts.toml"),
+            "--results", str(results)]
+    p = run_fslab(*args, *(["--resume", resume] if resume else []))
+    return p, store_of(results), workdir
+
+
+def per_host_values(store, run_id: str, metric: str):
+    df = store.records(run_id)
+    return df[df["metric"] == metric].groupby(["host", "case"])["value"].apply(list).to_dict()
+
+
+def test_parallel_mode_records_every_host_and_the_sum(hosts, tmp_path):
+    p, store, workdir = one_run(hosts, tmp_path, "parallel")
+    assert p.returncode == 0, p.stdout + p.stderr
+    run_id = store.latest_run_id()
+    units = store.units(run_id)
+    # 2 cases x 2 iterations, on h1 h2 h3 plus the aggregate
+    assert len(units) == 16 and {u["status"] for u in units} == {"done"}
+    assert {u["host"] for u in units} == {"h1", "h2", "h3", "all"}
+    df = store.records(run_id)
+    iops = df[(df["metric"] == "read_iops") & (df["case"] == "randread")]
+    for it in (1, 2):
+        rows = iops[iops["iteration"] == it].set_index("host")["value"]
+        assert set(rows.index) == {"h1", "h2", "h3", "all"}
+        assert (rows[["h1", "h2", "h3"]] > 0).all()
+        # fio's "All clients" is the sum of the hosts measured side by side
+        assert rows["all"] == pytest.approx(rows[["h1", "h2", "h3"]].sum(), rel=0.02)
+    # every host unit keeps the one raw client-mode JSON, and it names all three servers
+    raw = orjson.loads(store.root.joinpath(df[df["host"] == "h2"]["artifact"].iloc[0])
+                       .read_text()[store.root.joinpath(df[df["host"] == "h2"]["artifact"]
+                                                        .iloc[0]).read_text().index("{\n"):])
+    assert {e["hostname"] for e in raw["client_stats"]} == {h["address"] for h in hosts.hosts}
+    assert "hosts compared" in p.stdout and "h2 vs h1 on ext4" in p.stdout
+    assert_no_leftovers(hosts, workdir, tmp_path / "state")
+
+
+def test_each_mode_runs_hosts_one_at_a_time(hosts, tmp_path):
+    p, store, workdir = one_run(hosts, tmp_path, "each")
+    assert p.returncode == 0, p.stdout + p.stderr
+    run_id = store.latest_run_id()
+    units = store.units(run_id)
+    assert len(units) == 12 and {u["host"] for u in units} == {"h1", "h2", "h3"}
+    spans = sorted((u["started"], u["finished"]) for u in units)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "units overlapped"
+    df = store.records(run_id)
+    for u in units:   # each unit's raw JSON has exactly its own host
+        art = store.root / u["artifact_dir"] / "fio.json"
+        text = art.read_text()
+        doc = orjson.loads(text[text.index("{\n"):])
+        h = next(x for x in hosts.hosts if x["name"] == u["host"])
+        assert [e["hostname"] for e in doc["client_stats"]] == [h["address"]]
+    fs_env = store.run(run_id)["environment"]["multihost"]["hosts"]["h3"]
+    assert fs_env["environment"]["fio_server"]["started_by_fslab"] is True
+    assert fs_env["filesystems"]["ext4"]["in_effect"]["fstype"] == "ext4"
+    assert (df["value"][df["metric"] == "write_bw"] > 0).all()
+    assert_no_leftovers(hosts, workdir, tmp_path / "state")
+
+
+def test_failed_host_is_recorded_and_resume_retries_only_it(hosts, tmp_path):
+    # h3 expects a server that is not there: its units fail, h1 and h2 carry on
+    p, store, workdir = one_run(hosts, tmp_path, "each", server={"h3": "reuse"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    run_id = store.latest_run_id()
+    assert store.run(run_id)["status"] == "finished-with-failures"
+    units = {(u["host"], u["case"], u["iteration"]): u for u in store.units(run_id)}
+    failed = {k for k, u in units.items() if u["status"] == "failed"}
+    assert failed == {("h3", c, i) for c in ("randread", "seqwrite") for i in (1, 2)}
+    assert "no fio server listens at" in units[("h3", "randread", 1)]["message"]
+    assert set(store.records(run_id)["host"]) == {"h1", "h2"}
+    # someone starts h3's server (as a systemd unit would); resume redoes h3 only
+    h3 = hosts.hosts[2]
+    server = subprocess.Popen(["nsenter", f"--net=/run/netns/{h3['netns']}", "--", "fio",
+                               f"--server=ip:{h3['address']},{FIO_PORT}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from fslab.remote.server import listening
+        import time
+        for _ in range(50):
+            if listening(h3["address"], FIO_PORT):
+                break
+            time.sleep(0.1)
+        p2, store, _ = one_run(hosts, tmp_path, "each", server={"h3": "reuse"}, resume=run_id)
+        assert p2.returncode == 0, p2.stdout + p2.stderr
+        assert server.poll() is None, "fslab stopped a server it did not start"
+    finally:
+        server.kill()
+        server.wait()
+    after = {(u["host"], u["case"], u["iteration"]): u for u in store.units(run_id)}
+    assert {u["status"] for u in after.values()} == {"done"}
+    for k, u in units.items():    # what was done before was not run again
+        if k[0] != "h3":
+            assert after[k]["finished"] == u["finished"]
+    assert store.run(run_id)["status"] == "finished"
+    assert set(store.records(run_id)["host"]) == {"h1", "h2", "h3"}
+    assert_no_leftovers(hosts, workdir, tmp_path / "state")
+
+
+def test_hosts_file_errors_name_file_line_and_field(tmp_path):
+    from fslab.errors import FslabError
+    from fslab.remote import hosts as hostfile
+    text = ('mode = "parallel"\n\n[[host]]\nname = "a"\naddress = "10.213.1.2"\n\n'
+            '[[host]]\nname = "b"\naddress = "10.213.1.2"\nport = 70000\n')
+    (tmp_path / "hosts.toml").write_text(text)
+    with pytest.raises(FslabError, match=r"hosts.toml:10: host\.1\.port: .*65535"):
+        hostfile.load(tmp_path / "hosts.toml")
+    with pytest.raises(FslabError, match=r"port 8765 is given to two hosts"):
+        hostfile.parse(text.replace("port = 70000\n", ""), "h.toml")
+    with pytest.raises(FslabError, match=r"netns is only for local hosts"):
+        hostfile.parse('[[host]]\nname = "a"\naddress = "x"\nssh = "me@a"\nnetns = "n"\n', "h")
+    plan_text = '[hosts]\nmode = "each"\n[[hosts.host]]\nname = "all"\naddress = "10.213.1.2"\n'
+    import tomllib
+    with pytest.raises(FslabError, match=r"p.toml:4: hosts\.host\.0\.name: 'all' is reserved"):
+        hostfile.from_plan(tomllib.loads(plan_text)["hosts"], plan_text, "p.toml")
+    six = hostfile.parse('[[host]]\nname = "v6"\naddress = "fd00::2"\nport = 9000\n', "h")
+    assert six.host[0].fio_address == "ip6:fd00::2,9000"
