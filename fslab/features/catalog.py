@@ -14,6 +14,7 @@ class Feature:
     category: str
     title: str
     probe: str | None = None    # name of the live check, if there is one
+    value: bool = False         # the answer is a quantity (max sizes): show the claim's note
 
 
 CATEGORIES = ("reliability", "scalability", "storage capacity", "performance-related")
@@ -29,8 +30,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("resilvering", "reliability", "resilvering"),
     Feature("online_grow", "scalability", "online grow", probe="grow"),
     Feature("online_shrink", "scalability", "online shrink"),
-    Feature("max_file_size", "scalability", "max file size"),
-    Feature("max_volume_size", "scalability", "max volume size"),
+    Feature("max_file_size", "scalability", "max file size", value=True),
+    Feature("max_volume_size", "scalability", "max volume size", value=True),
     Feature("extents", "scalability", "extents"),
     Feature("delayed_allocation", "scalability", "delayed allocation"),
     Feature("deduplication", "storage capacity", "deduplication", probe="dedup"),
