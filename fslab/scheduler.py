@@ -120,6 +120,12 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
         out.interrupted = True
     finally:
         signal.signal(signal.SIGTERM, old)
+        # anything a failed teardown left (e.g. a busy pool) gets another, final try
+        import os
+        from fslab import state
+        _, failed = state.cleanup(owner=os.getpid())
+        for f in failed:
+            console.print(f"[red]could not tear down[/] {f}; run `fslab cleanup`")
         for name in drivers_used:
             end = getattr(filesystems.get(name), "session_end", None)
             if end:

@@ -75,17 +75,20 @@ def handler(kind: str):
     return deco
 
 
-def cleanup(only_dead_owners: bool = False) -> tuple[list[str], list[str]]:
+def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[list[str], list[str]]:
     """Tear down every remembered resource. Returns (done, failed) descriptions.
 
     only_dead_owners: leave resources of fslab processes that are still alive
     (used at the start of a run, so a concurrent run is not sabotaged).
+    owner: only the resources this pid noted (a run sweeping up after itself).
     """
     from fslab import teardown  # noqa: F401  registers the core handlers
     _import_handlers()
     done, failed = [], []
     for e in sorted(entries(), key=lambda e: PRIORITY.get(e["kind"], 99)):
         if only_dead_owners and _alive(e.get("pid")):
+            continue
+        if owner is not None and e.get("pid") != owner:
             continue
         desc = f"{e['kind']} {e['id']}"
         fn = _handlers.get(e["kind"])

@@ -61,5 +61,18 @@ def leftovers(tag: str = "") -> list[str]:
     if shutil.which("zpool"):
         pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True,
                                text=True, timeout=30).stdout.split()
-        out += [f"zpool {p}" for p in pools if p.startswith("fslab")]
+        out += [f"zpool {p}" for p in pools if p.startswith("fslab") and (not tag or tag in _pool_backing(p))]
     return out
+
+
+def _pool_backing(pool: str) -> str:
+    """The backing files of a pool's loop devices (to tell this test's pools from others')."""
+    st = subprocess.run(["zpool", "status", "-P", pool], capture_output=True, text=True).stdout
+    files = []
+    for word in st.split():
+        if word.startswith("/dev/loop") or word.startswith("loop"):
+            name = os.path.basename(word)
+            p = Path(f"/sys/block/{name}/loop/backing_file")
+            if p.exists():
+                files.append(p.read_text().strip())
+    return " ".join(files)

@@ -202,10 +202,18 @@ class Instance:
 
     def close(self) -> None:
         errors = []
-        for step in (self.unmount, lambda: self.driver.destroy(self), self.target.release):
+        for step in (self.unmount, lambda: self.driver.destroy(self)):
             try:
                 step()
             except Exception as e:   # keep tearing down; report at the end
+                errors.append(str(e))
+        if not errors:
+            # Only release devices once nothing uses them: detaching a loop device
+            # under a live pool leaves a FAULTED pool. On error they stay noted in
+            # the state file, and `fslab cleanup` tears them down in order.
+            try:
+                self.target.release()
+            except Exception as e:
                 errors.append(str(e))
         try:
             if self.mountpoint.exists() and not is_mounted(str(self.mountpoint)):

@@ -116,6 +116,8 @@ class Zfs(Driver):
         _counter += 1
         inst.pool = f"fslab{os.getpid()}x{_counter}"
         argv = ["zpool", "create", "-f", "-m", "none"]
+        if "cachefile" not in inst.spec.pool_properties:
+            argv += ["-o", "cachefile=none"]   # never re-imported behind fslab's back
         for k, v in inst.spec.pool_properties.items():
             argv += ["-o", f"{k}={v}"]
         for k, v in inst.spec.properties.items():

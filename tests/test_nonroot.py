@@ -1,0 +1,77 @@
+"""Without root: a one-line error, unless --mountpoint is given (which then works).
+
+Really dropping privileges needs an interpreter that user `nobody` can execute
+(here Python lives under /root); when it cannot, the same CLI path runs in-process
+with only the root check answering "not root".
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import REPO
+
+
+def _nobody_can_run_python(tmp_path) -> bool:
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return False
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        sys.executable, "-c", "import fslab.cli"], capture_output=True,
+                       env={"PYTHONPATH": str(REPO)}, cwd="/")
+    return p.returncode == 0
+
+
+@pytest.fixture
+def as_user(tmp_path, monkeypatch):
+    """A function running `fslab ARGS` as an unprivileged user: (exit code, stdout, stderr)."""
+    os.chmod(tmp_path, 0o777)
+    real = _nobody_can_run_python(tmp_path)
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(tmp_path / "state"))
+
+    def run(args):
+        if real:
+            env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "160",
+                   "FSLAB_STATE_DIR": str(tmp_path / "state"), "PYTHONPATH": str(REPO)}
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                sys.executable, "-m", "fslab", *args], capture_output=True,
+                               text=True, env=env, cwd=tmp_path, timeout=300)
+            return p.returncode, p.stdout, p.stderr
+        import fslab.commands.run as runmod
+        monkeypatch.setattr(runmod, "is_root", lambda: False)
+        from fslab.cli import app
+        from fslab.errors import FslabError
+        r = CliRunner().invoke(app, args)
+        if isinstance(r.exception, FslabError):   # what main() turns into one line + exit code
+            return r.exception.code, r.output, f"fslab: {r.exception}\n"
+        if r.exception and not isinstance(r.exception, SystemExit):
+            raise r.exception
+        return r.exit_code, r.output, ""
+    return run
+
+
+def test_without_root_run_says_what_is_needed(as_user, tmp_path):
+    code, _, err = as_user(["run", "--fs", "ext4", "--profile", "smoke", "--results", str(tmp_path / "r")])
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "root" in lines[0] and "--mountpoint" in lines[0]
+
+
+def test_mountpoint_works_without_root(as_user, tmp_path):
+    d = tmp_path / "existing"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    code, out, err = as_user(["run", "--mountpoint", str(d), "--suite", "fio", "--profile", "smoke",
+                              "--iterations", "1", "--results", str(tmp_path / "r")])
+    assert code == 0, out + err
+    db = sqlite3.connect(tmp_path / "r" / "fslab.sqlite")
+    fs, variant = db.execute("SELECT DISTINCT fs, variant FROM records").fetchone()
+    from fslab.targets.mountpoint import mount_of
+    assert fs == mount_of(str(d))["fstype"] and variant == "existing"
+    assert db.execute("SELECT COUNT(*) FROM records WHERE metric='read_iops' AND value>0").fetchone()[0] >= 3
+    assert list(d.iterdir()) == []   # fslab removed its test directory

@@ -1,0 +1,84 @@
+"""Plans (validation errors with file:line), the store's schema guard, and the scheduler's order."""
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+import pytest
+
+from fslab import plan as plans
+from fslab.errors import FslabError
+from fslab.profiles import PROFILES
+from fslab.scheduler import build_units
+from fslab.store import SCHEMA_VERSION, Store
+from fslab.workloads.fio import FioSuite
+
+
+def test_plan_error_names_file_line_and_field():
+    text = '[run]\nprofile = "smoke"\n\n[[filesystem]]\nname = "ext4"\n\n[[filesystem]]\nname = "xfs"\nmkfs_options = "-f"\n'
+    with pytest.raises(FslabError) as e:
+        plans.parse(text, "my.toml")
+    assert str(e.value).startswith("my.toml:9: filesystem.1.mkfs_options")
+
+
+def test_unknown_key_is_rejected():
+    with pytest.raises(FslabError, match="my.toml:2: run.itrations"):
+        plans.parse("[run]\nitrations = 3\n", "my.toml")
+
+
+def test_cli_plan_round_trips_through_toml():
+    p = plans.from_cli(["ext4", "zfs:dedup"], ["fio"], "smoke", 3, 7, ["-b", "4096"], ["noatime"],
+                       {"bs": "8k"})
+    q = plans.parse(p.source_text)
+    assert [(f.name, f.variant, f.mkfs_options, f.mount_options) for f in q.filesystem] == \
+        [("ext4", "default", ["-b", "4096"], ["noatime"]), ("zfs", "dedup", ["-b", "4096"], ["noatime"])]
+    assert q.iterations == 3 and q.run.seed == 7 and q.suite[0].options == {"fio": {"bs": "8k"}}
+
+
+def test_schema_version_mismatch_is_a_clear_error(tmp_path):
+    Store(tmp_path).close()
+    db = sqlite3.connect(tmp_path / "fslab.sqlite")
+    db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
+    db.commit()
+    with pytest.raises(FslabError, match="upgrade fslab"):
+        Store(tmp_path)
+
+
+def test_rounds_are_interleaved_seeded_and_complete():
+    p = plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42)
+    units, _ = build_units(p)
+    per_round = Counter(u.key.iteration for u in units)
+    assert set(per_round.values()) == {15}     # every (fs, case) once per round
+    for it in range(1, 5):
+        rnd = [(u.key.fs, u.key.case) for u in units if u.key.iteration == it]
+        assert len(set(rnd)) == 15
+    orders = [[(u.key.fs, u.key.case) for u in units if u.key.iteration == it] for it in (1, 2)]
+    assert orders[0] != orders[1]              # a new order each round
+    again, _ = build_units(plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42))
+    assert [u.key for u in again] == [u.key for u in units]   # reproducible from the seed
+
+
+def test_paper_profile_is_s2_exact_and_smoke_is_scaled():
+    spec = plans.SuiteSpec(kind="fio")
+    paper = {c.name: c.config for c in FioSuite().cases(spec, PROFILES["paper"])}
+    assert paper["randread"] | {} == {**paper["randread"]}
+    assert (paper["randread"]["size"], paper["randread"]["runtime"], paper["randread"]["ioengine"]) == \
+        ("1048576k", "60", "sync")
+    assert paper["mixed"]["rw"] == "randrw" and paper["mixed"]["rwmixread"] == "70"
+    assert paper["seqread"]["bs"] == "1M" and paper["seqread"]["numjobs"] == "1"
+    assert paper["seqwrite"]["end_fsync"] == "1" and "end_fsync" not in paper["seqread"]
+    smoke = {c.name: c.config for c in FioSuite().cases(spec, PROFILES["smoke"])}
+    assert smoke["randread"]["size"] == "32768k" and smoke["randread"]["runtime"] == "1"
+
+
+def test_plan_options_override_and_sweeps_stay_distinct():
+    spec = plans.SuiteSpec(kind="fio", workloads=["randread"],
+                           fio={"ioengine": "libaio", "iodepth": 16},
+                           sweep={"size": ["2G", "4G", "6G", "8G", "10G"], "numjobs": [1, 2]})
+    cases = FioSuite().cases(spec, PROFILES["smoke"])
+    assert len(cases) == 10
+    assert all(c.config["ioengine"] == "libaio" and c.config["iodepth"] == "16" for c in cases)
+    sizes = sorted({c.params["size"] for c in cases})
+    assert len(sizes) == 5   # scaled proportionally, not all capped to the same size
+    spec = plans.SuiteSpec(kind="fio", workloads=["seqwrite"], fio={"end_fsync": 0})
+    assert FioSuite().cases(spec, PROFILES["smoke"])[0].config["end_fsync"] == "0"
