@@ -15,6 +15,7 @@ class Feature:
     title: str
     probe: str | None = None    # name of the live check, if there is one
     value: bool = False         # the answer is a quantity (max sizes): show the claim's note
+    ranked: bool = True         # False: "yes" is a design choice, not an advantage
 
 
 CATEGORIES = ("reliability", "scalability", "storage capacity", "performance-related")
@@ -23,7 +24,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("data_checksums", "reliability", "data checksums", probe="checksum"),
     Feature("metadata_checksums", "reliability", "metadata checksums"),
     Feature("copy_on_write", "reliability", "copy-on-write"),
-    Feature("journaling", "reliability", "journaling mode"),
+    Feature("journaling", "reliability", "journaling mode", ranked=False),
     Feature("snapshots", "reliability", "snapshots", probe="snapshot"),
     Feature("scrub", "reliability", "scrub / self-heal"),
     Feature("raid", "reliability", "RAID / redundancy built in"),
@@ -32,7 +33,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("online_shrink", "scalability", "online shrink"),
     Feature("max_file_size", "scalability", "max file size", value=True),
     Feature("max_volume_size", "scalability", "max volume size", value=True),
-    Feature("extents", "scalability", "extents"),
+    Feature("extents", "scalability", "extents", ranked=False),
     Feature("delayed_allocation", "scalability", "delayed allocation"),
     Feature("deduplication", "storage capacity", "deduplication", probe="dedup"),
     Feature("compression", "storage capacity", "compression", probe="compression"),

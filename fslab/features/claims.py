@@ -132,7 +132,7 @@ _BTRFS = {
                              "mkfs.btrfs(8)"),
 }
 
-ZFS_FUSE = "zfs(8), zpool(8) of zfs-fuse 0.7.0; /usr/share/doc/zfs-fuse/STATUS"
+ZFS_FUSE = "zfs(8), zpool(8) of zfs-fuse 0.7.0"
 _ZFS_FUSE = {
     "data_checksums": _c("yes", "checksum=on (fletcher4 in pool v23); sha256 optional", ZFS_FUSE),
     "metadata_checksums": _c("yes", "every block pointer carries its child's checksum", ZFS_FUSE),
@@ -140,7 +140,7 @@ _ZFS_FUSE = {
     "journaling": _c("no", "no journal: CoW transaction groups, plus the ZIL for sync writes",
                      ZFS_FUSE),
     "snapshots": _c("yes", "zfs snapshot; in zfs-fuse the .zfs directory does not work, read "
-                    "snapshots through zfs clone", ZFS_FUSE),
+                    "snapshots through zfs clone", "zfs(8); /usr/share/doc/zfs-fuse/STATUS"),
     "scrub": _c("yes", "zpool scrub; self-heals with mirror/raidz or copies>1", ZFS_FUSE),
     "raid": _c("yes", "mirror, raidz1/2/3", ZFS_FUSE),
     "resilvering": _c("yes", "zpool replace/attach resilvers only allocated blocks", ZFS_FUSE),

@@ -91,7 +91,9 @@ def build(filesystems: list[str], outcomes: dict[tuple[str, str], ProbeOutcome] 
     """Claims for every (fs, feature), with the probe outcome where one exists."""
     from fslab.features.claims import implementation_key
     outcomes = outcomes or {}
-    impls = {fs: (implementations or {}).get(fs) or implementation_key(fs) for fs in filesystems}
+    # a level like "zfs:dedup" takes the claims of its filesystem
+    impls = {fs: (implementations or {}).get(fs) or implementation_key(fs.split(":")[0])
+             for fs in filesystems}
     cells = {}
     for fs in filesystems:
         claims = claims_for(fs, impls[fs])

@@ -100,6 +100,8 @@ def _has(c: Cell) -> float:
 
 def _edge(ca: Cell, cb: Cell) -> str:
     ha, hb = _has(ca), _has(cb)
+    if not ca.feature.ranked:
+        return "same approach" if ha == hb else "different designs"
     if ha == hb:
         return "both" if ha == 1 else "neither" if ha == 0 else "both in part"
     return f"advantage {ca.fs if ha > hb else cb.fs}"

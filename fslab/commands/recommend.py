@@ -1,0 +1,38 @@
+"""`fslab recommend RUN_ID`: rank the filesystems of a run for the user's priorities."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import orjson
+import typer
+
+from fslab.commands._common import ResultsOpt, console, results_dir
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recommend")(recommend)
+
+
+def recommend(
+    run_id: Optional[str] = typer.Argument(None, help="Run to decide from (default: the latest)."),
+    priorities: str = typer.Option("resource-constrained", "--priorities", "-p", help=(
+        "resource-constrained | random-io | sequential-throughput | file-server | data-integrity | "
+        "small-files, or a TOML file of weighted criteria (see docs/recommend.md).")),
+    json: bool = typer.Option(False, "--json", help="Print the recommendation and all its evidence as JSON."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
+    results: Optional[Path] = ResultsOpt,
+) -> None:
+    """Rank the run's filesystems for your priorities; every point cites its verdict or feature."""
+    from fslab.recommend import recommend_run
+    from fslab.recommend.render import markdown as md, print_rich
+    from fslab.store import open_store
+    store = open_store(results_dir(results))
+    rec = recommend_run(store, run_id or store.latest_run_id(), priorities)
+    if json:
+        print(orjson.dumps(rec.as_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY,
+                           default=str).decode())
+    elif markdown:
+        print(md(rec))
+    else:
+        print_rich(rec, console)

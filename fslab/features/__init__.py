@@ -1,0 +1,2 @@
+"""Feature matrix: documented claims (claims.py) per catalog row (catalog.py), checked live by
+probes (probes/) that run as the `features` suite (suite.py); matrix.py joins them."""

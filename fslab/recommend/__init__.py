@@ -1,0 +1,14 @@
+"""Recommendation: which filesystem, for these priorities, on this evidence (docs/recommend.md)."""
+from __future__ import annotations
+
+from fslab.recommend.priorities import BUILTIN, Priorities, load
+from fslab.recommend.score import Recommendation, recommend
+
+
+def recommend_run(store, run_id: str, priorities: str | Priorities) -> Recommendation:
+    from fslab.recommend.evidence import gather
+    pri = priorities if isinstance(priorities, Priorities) else load(priorities)
+    return recommend(gather(store, run_id), pri)
+
+
+__all__ = ["BUILTIN", "Priorities", "Recommendation", "load", "recommend", "recommend_run"]

@@ -1,0 +1,84 @@
+"""The evidence a recommendation stands on: the run's verdicts and its feature matrix.
+
+Statistics come from fslab.analysis (pairwise tests, Holm, Cliff's delta); nothing
+here tests anything itself. One derived per-iteration metric is added before the
+analysis, S0's "operations per CPU percent", because CPU cost per operation is what
+resource-constrained users ask about and no suite records it directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fslab.analysis import Analysis, analyze
+from fslab.features import matrix as fm
+
+OPS_PER_CPU = "iops_per_cpu_percent"
+_UNIT_KEYS = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
+
+
+@dataclass
+class Evidence:
+    run_id: str
+    analysis: Analysis
+    matrix: fm.Matrix
+    features_run: str | None        # where the probe outcomes came from (None: claims only)
+    records: pd.DataFrame
+
+
+def ops_per_cpu(records: pd.DataFrame) -> pd.DataFrame:
+    """Per fio unit: (read_iops + write_iops) / cpu_busy_system_wide, as records."""
+    fio = records[records["suite"] == "fio"]
+    if fio.empty:
+        return records.iloc[0:0]
+    wide = fio.pivot_table(index=_UNIT_KEYS, columns="metric", values="value", aggfunc="first")
+    if "cpu_busy_system_wide" not in wide:
+        return records.iloc[0:0]
+    iops = sum(wide[c].fillna(0) for c in ("read_iops", "write_iops") if c in wide)
+    if isinstance(iops, int):
+        return records.iloc[0:0]
+    cpu = wide["cpu_busy_system_wide"]
+    value = (iops / cpu).where(cpu > 0).dropna()
+    art = fio[fio["metric"] == "cpu_busy_system_wide"].set_index(_UNIT_KEYS)["artifact"]
+    out = value.rename("value").reset_index()
+    out["metric"], out["unit"], out["better"] = OPS_PER_CPU, "ops/s/%", "higher"
+    out["artifact"] = [art.get(tuple(r[k] for k in _UNIT_KEYS)) for r in out.to_dict("records")]
+    out["ts"] = float("nan")
+    return out[records.columns]
+
+
+def gather(store, run_id: str) -> Evidence:
+    """Records of the run (+ derived), their analysis, and the feature matrix for its filesystems."""
+    from fslab.errors import FslabError
+    run_id = store.run(run_id)["run_id"]
+    records = store.records(run_id)
+    if records.empty:
+        raise FslabError(f"run {run_id} has no records")
+    records = pd.concat([records, ops_per_cpu(records)], ignore_index=True)
+    analysis = analyze(records, regression=False)
+    outcomes, impls = fm.probe_outcomes(records, store.root)
+    features_run = run_id if outcomes else None
+    if not outcomes:
+        features_run = latest_probe_run(store, set(records["fs"]), exclude=run_id)
+        if features_run:
+            outcomes, impls = fm.probe_outcomes(store.records(features_run), store.root)
+    names = list(analysis.levels)
+    # probes ran on the default variant; a variant level borrows its filesystem's outcomes
+    outcomes = {(lv, feat): o for lv in names for (fs, feat), o in outcomes.items()
+                if fs == lv.split(":")[0]}
+    impls = {lv: impls.get(lv.split(":")[0]) for lv in names if impls.get(lv.split(":")[0])}
+    m = fm.build(names, outcomes, impls)
+    return Evidence(run_id, analysis, m, features_run, records)
+
+
+def latest_probe_run(store, filesystems: set[str], exclude: str) -> str | None:
+    """The newest run in the store whose feature probes cover these filesystems."""
+    rows = store.db.execute(
+        "SELECT run_id, GROUP_CONCAT(DISTINCT fs) FROM records WHERE suite='features' "
+        "AND metric='verified' AND run_id != ? GROUP BY run_id ORDER BY MAX(ts) DESC",
+        (exclude,)).fetchall()
+    for run_id, fss in rows:
+        if filesystems <= set(fss.split(",")):
+            return run_id
+    return None
