@@ -78,6 +78,18 @@ def host_table(records: pd.DataFrame, metric_pick=HEADLINE) -> Table:
     return t
 
 
+def print_host_comparison(records: pd.DataFrame, console: Console,
+                          order: list[str] | None = None) -> None:
+    """'h2 vs h1 on ext4, fio:randread read_iops: +41%' lines; nothing with one host."""
+    pairs = host_comparisons(records, order)
+    if pairs.empty:
+        return
+    console.print("[bold]hosts compared[/] (Holm-corrected p over the pairs of each metric; "
+                  "'~' = no significant difference):")
+    for s in pairs["sentence"]:
+        console.print(f"  {escape(s)}")
+
+
 def print_host_summary(store, run_id: str, console: Console) -> None:
     records = store.records(run_id)
     failed = [u for u in store.units(run_id) if u["status"] == "failed"]
@@ -86,13 +98,7 @@ def print_host_summary(store, run_id: str, console: Console) -> None:
         return
     env = store.run(run_id)["environment"].get("multihost", {})
     console.print(host_table(records))
-    order = list(env.get("hosts", {}))
-    pairs = host_comparisons(records, order)
-    if not pairs.empty:
-        console.print("[bold]hosts compared[/] (Holm-corrected p over the pairs of each metric; "
-                      "'~' = no significant difference):")
-        for s in pairs["sentence"]:
-            console.print(f"  {escape(s)}")
+    print_host_comparison(records, console, list(env.get("hosts", {})))
     for u in failed[:10]:
         console.print(f"[red]failed[/] {u['host']} {u['fs']}/{u['variant']} {u['suite']}:"
                       f"{u['case']} #{u['iteration']}: {escape(u['message'] or '')}")
