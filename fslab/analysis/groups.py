@@ -4,8 +4,9 @@ A *group* is one measured quantity (e.g. randwrite write_iops on one host); the
 *factor* is what varies inside a group (default: filesystem + variant). Every suite
 is analysed the same way: nothing here knows what a metric means.
 
-When the factor is where things ran (run_id or host), neither run nor host splits
-groups: comparing two hosts means their runs differ too.
+When the factor is the host, the run does not split groups either: comparing two hosts
+means their runs differ too. When it is the run, the host still splits groups, so two
+multi-host runs compare host by host.
 """
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def normalize_factor(factor: str | Sequence[str]) -> tuple[str, ...]:
 
 def group_columns(factor: Sequence[str]) -> list[str]:
     drop = set(factor)
-    if drop & _WHERE:
+    # hosts compared across runs: the run differs too. Runs compared keep host in the
+    # group, so two multi-host runs compare host by host (plain runs are all 'localhost')
+    if "host" in drop:
         drop |= _WHERE
     return [c for c in IDENTITY if c not in drop]
 

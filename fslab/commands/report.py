@@ -35,6 +35,8 @@ def register(app: typer.Typer) -> None:
                           + ", ".join(r["run_id"] for r in loaded.runs))))
             for note in footnotes(loaded.analysis):
                 console.print(escape(note), style="dim")
+            from fslab.remote.report import print_host_comparison   # runs on several hosts
+            print_host_comparison(loaded.records, console)
             return
         written = []
         if html is not None:

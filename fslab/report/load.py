@@ -7,6 +7,7 @@ from typing import Sequence
 import pandas as pd
 
 from fslab.analysis import FS_FACTOR, Analysis, analyze
+from fslab.analysis.groups import normalize_factor
 from fslab.errors import FslabError
 
 
@@ -30,5 +31,8 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
     records = store.records(ids)
     if records.empty:
         raise FslabError(f"run {', '.join(ids)} has no records yet")
+    if "host" in normalize_factor(factor):
+        # fio's sum over every host of a parallel multi-host run is no host of its own
+        records = records[records["host"] != "all"]
     runs = [store.run(r) for r in ids]
     return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression))
