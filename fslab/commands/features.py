@@ -31,6 +31,8 @@ def features(
     json: bool = typer.Option(False, "--json", help="Print the matrix as JSON."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown (tables per category, "
                                   "or point by point for two filesystems)."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Where probe images and mount "
+                                           "points go (default: a temporary directory under /var/tmp)."),
     results: Optional[Path] = ResultsOpt,
 ) -> None:
     """Feature matrix: each filesystem's documented claims, and with --probe what works here."""
@@ -42,7 +44,7 @@ def features(
         from fslab.store import open_store
         store = open_store(results_dir(results))
         if probe:
-            run_id = probe_run(names, store)
+            run_id = probe_run(names, store, workdir)
         run_id = store.run(run_id)["run_id"]
         outcomes, impls = fm.probe_outcomes(store.records(run_id), store.root)
         if not outcomes:
@@ -59,7 +61,7 @@ def features(
             console.print(n, markup=False)
 
 
-def probe_run(names: list[str], store) -> str:
+def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     """Run every probe once per filesystem through the scheduler; return the run id."""
     from fslab import environment, plan as plans, state
     from fslab.proc import is_root
@@ -74,7 +76,9 @@ def probe_run(names: list[str], store) -> str:
     run_id = store.create_run(the_plan.source_text, env, command=shlex.join(["fslab", *sys.argv[1:]]),
                               profile="smoke")
     err.print(f"probing {', '.join(names)}: run {run_id} in {store.root}")
-    wd = Path(tempfile.mkdtemp(prefix="fslab-features-", dir=base))
+    if workdir:
+        workdir.mkdir(parents=True, exist_ok=True)
+    wd = Path(tempfile.mkdtemp(prefix="fslab-features-", dir=workdir or base))
     state.note("dir", str(wd))
     try:
         out = execute(the_plan, store, run_id, make_target=lambda: LoopTarget(wd), workdir=wd,
