@@ -248,5 +248,6 @@ class Instance:
         return {"fs": self.driver.name, "variant": self.spec.variant,
                 "mkfs_options": self.spec.mkfs_options, "mount_options": self.spec.mount_options,
                 "properties": self.spec.properties, "devices": list(self.devices),
-                "image_bytes": self.size_bytes, "in_effect": self.driver.effective_options(self),
+                "image_bytes": self.size_bytes, "target": self.target.describe(),
+                "in_effect": self.driver.effective_options(self),
                 **self.info}

@@ -1,0 +1,65 @@
+"""fio's own failures, Ctrl-C, and doctor: the run records what happened and cleans up."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import fslab_cmd, leftovers, needs_root, run_fslab
+
+pytestmark = [pytest.mark.e2e, needs_root()]
+
+
+def test_fio_failure_is_a_failed_iteration_with_fios_message(state_dir, results, tmp_path):
+    p = run_fslab("run", "--fs", "ext4", "--suite", "fio", "--profile", "smoke", "--iterations", "1",
+                  "--fio", "ioengine=no_such_engine", "--results", str(results),
+                  "--workdir", str(tmp_path / "work"), check=False)
+    assert p.returncode == 0, p.stderr   # the run itself completes; its units failed
+    db = sqlite3.connect(results / "fslab.sqlite")
+    units = db.execute("SELECT status, message FROM units").fetchall()
+    assert len(units) == 5 and all(s == "failed" for s, _ in units)
+    assert all("no_such_engine" in m for _, m in units), units[0][1]
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished-with-failures"
+    # the job file and fio's log are kept for the failed iteration
+    adir = db.execute("SELECT artifact_dir FROM units").fetchone()[0]
+    assert (results / adir / "job.fio").exists() and (results / adir / "fio.log").exists()
+    assert not leftovers(str(tmp_path / "work"))
+
+
+def test_ctrl_c_tears_down_and_marks_the_run_interrupted(state_dir, results, tmp_path):
+    work = tmp_path / "work"
+    proc = subprocess.Popen([*fslab_cmd(), "run", "--fs", "ext4,xfs", "--suite", "fio",
+                             "--profile", "smoke", "--fio", "runtime=4", "--results", str(results),
+                             "--workdir", str(work)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:   # interrupt while a filesystem is mounted and fio runs
+        mounted = [x for x in leftovers(str(work)) if x.startswith("mount")]
+        if mounted:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "--resume" in out
+    assert not leftovers(str(work)), "Ctrl-C must tear down mounts and loop devices"
+    status = sqlite3.connect(results / "fslab.sqlite").execute("SELECT status FROM runs").fetchone()[0]
+    assert status == "interrupted"
+    assert json.loads((state_dir / "resources.json").read_text() or "[]") == []
+
+
+def test_doctor_json_reports_each_filesystem():
+    out = json.loads(run_fslab("doctor", "--json").stdout)
+    fss = out["filesystems"]
+    for name in ("ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "tmpfs"):
+        assert name in fss
+        assert fss[name]["available"] or fss[name]["why"]
+    assert fss["ext4"]["available"] and fss["ext4"]["how"] == "host kernel"
+    assert out["root"] is (os.geteuid() == 0)
+    assert out["tools"]["fio"].startswith("fio-")
