@@ -110,6 +110,12 @@ def _loop(e: dict) -> None:
 
 @state.handler("zpool")
 def _zpool(e: dict) -> None:
+    if e.get("keep"):   # its image is kept for a resume (fslab/keptfs.py): export, never destroy
+        if zpool_imported(e["id"]):
+            run(["zpool", "export", "-f", e["id"]], check=False, timeout=120)
+        if zpool_imported(e["id"]):
+            raise RuntimeError(f"cannot export zpool {e['id']}")
+        return
     destroy_zpool(e["id"])
 
 

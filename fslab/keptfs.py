@@ -1,0 +1,131 @@
+"""A filesystem that outlives its process: kept loop images plus a step journal.
+
+Aging runs for hours; if fslab dies at pull 7000, the run must continue at pull
+7001 on the same aged filesystem, not start over. So the aging unit keeps its
+images under the results directory (not the temporary work directory), and
+writes a journal after every completed step.
+
+Crash safety, in the terms of fslab.state: the loop devices and mounts are noted
+as usual (cleanup detaches/unmounts them), the image files are *not* noted as
+"file" (cleanup would delete them), and a ZFS pool is noted with keep=True, which
+cleanup exports instead of destroying. `discard()` deletes everything once the
+unit has finished.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from fslab import state
+from fslab.filesystems.base import Driver, Instance
+from fslab.plan import FilesystemSpec
+from fslab.proc import run
+from fslab.targets.base import Target
+from fslab.teardown import detach_loop, zpool_imported
+
+
+class KeptImageTarget(Target):
+    """Loop devices over image files in `directory` that release() leaves in place."""
+    kind = "loop (kept image)"
+
+    def __init__(self, directory: Path, direct_io: bool = True):
+        self.directory = Path(directory)
+        self.direct_io = direct_io
+        self.devices: list[tuple[str, str]] = []
+
+    def acquire(self, size_bytes: int, label: str) -> str:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        image = self.directory / f"disk{len(self.devices)}.img"
+        if not image.exists():
+            with open(image, "wb") as f:
+                f.truncate(size_bytes)
+        argv = ["losetup", "--find", "--show"] + (["--direct-io=on"] if self.direct_io else [])
+        r = run(argv + [str(image)], check=False)
+        if not r.ok:   # the backing filesystem may refuse O_DIRECT
+            r = run(["losetup", "--find", "--show", str(image)])
+        dev = r.stdout.strip()
+        state.note("loop", dev, image=str(image))
+        self.devices.append((dev, str(image)))
+        return dev
+
+    def release(self) -> None:
+        for dev, image in reversed(self.devices):
+            detach_loop(dev, image)
+            state.forget("loop", dev)
+        self.devices.clear()
+
+    def image_paths(self) -> list[str]:
+        return [img for _, img in self.devices]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "directory": str(self.directory)}
+
+
+class KeptFilesystem:
+    """One aged filesystem and its journal, in `directory` (kept across crashes)."""
+
+    def __init__(self, directory: Path, driver: Driver, spec: FilesystemSpec, workdir: Path,
+                 label: str, size_bytes: int):
+        self.directory = Path(directory)
+        self.journal_path = self.directory / "journal.json"
+        self.journal: dict[str, Any] = (orjson.loads(self.journal_path.read_bytes())
+                                        if self.journal_path.exists() else {})
+        self.inst = Instance(driver, spec, KeptImageTarget(self.directory), workdir, label,
+                             self.journal.get("image_bytes", size_bytes))
+
+    @property
+    def resumed(self) -> bool:
+        return bool(self.journal.get("made"))
+
+    def open(self) -> None:
+        """mkfs the first time; afterwards re-attach the kept images and mount them."""
+        inst = self.inst
+        if self.resumed:
+            inst.acquire()
+            inst.pool = self.journal.get("pool")
+            if inst.pool:
+                state.note("zpool", inst.pool, keep=True)
+            inst.made = True
+        else:
+            inst.mkfs()
+            if inst.pool:   # keep=True: cleanup after a crash exports it, never destroys it
+                state.forget("zpool", inst.pool)
+                state.note("zpool", inst.pool, keep=True)
+            self.journal.update(made=True, pool=inst.pool, image_bytes=inst.size_bytes)
+            self.save()
+        inst.mount()
+
+    def save(self) -> None:
+        """Write the journal atomically and durably (a crash leaves the old or the new one)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.journal_path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps(self.journal, option=orjson.OPT_INDENT_2))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.journal_path)
+
+    def close(self) -> None:
+        """Unmount and detach, keeping the images (a ZFS pool is exported, not destroyed)."""
+        inst = self.inst
+        try:
+            inst.unmount()
+            if inst.pool and zpool_imported(inst.pool):
+                run(["zpool", "export", inst.pool], check=False, timeout=300)
+            if inst.pool:
+                state.forget("zpool", inst.pool)
+        finally:
+            inst.target.release()
+            try:
+                inst.mountpoint.rmdir()
+            except OSError:
+                pass
+
+    def discard(self) -> None:
+        """The unit is finished: destroy the pool, detach, delete the images and journal."""
+        self.inst.close()          # unmount, destroy (zpool), release (detach)
+        shutil.rmtree(self.directory, ignore_errors=True)
