@@ -58,7 +58,9 @@ def main(job_dir: str) -> int:
     rc = 1
     try:
         if spec.get("data_disk"):
+            t0 = time.monotonic()
             prepare_data_disk(spec["data_disk"])
+            _say(f"data disk {spec['data_disk']} ready in {time.monotonic() - t0:.1f}s")
         env = {**os.environ, **spec.get("env", {})}
         _say("running " + " ".join(spec["argv"]))
         t0 = time.monotonic()
@@ -71,13 +73,14 @@ def main(job_dir: str) -> int:
     finally:
         results = Path(spec.get("results", "/data/results"))
         if results.exists():
+            t0 = time.monotonic()
             shutil.copytree(results, out / "results", dirs_exist_ok=True)
+            _say(f"results copied to the host in {time.monotonic() - t0:.1f}s")
         status["exit"] = rc
         status["finished"] = time.time()
         tmp = out / "status.json.tmp"
         tmp.write_text(json.dumps(status, indent=2))
-        os.replace(tmp, out / "status.json")
-        os.sync()
+        os.replace(tmp, out / "status.json")   # 9p writes through: no sync needed
     return rc
 
 

@@ -51,7 +51,8 @@ class Guest:
                  rootfs: Path | None = None, data_disk: Path | None = None,
                  job_dir: Path | None = None, memory_mib: int = 2048, cpus: int = 2,
                  console_log: Path | None = None, on_line: Callable[[str], None] | None = None,
-                 scratch: list[Path] | None = None):
+                 scratch: list[Path] | None = None, cpu: str | None = None):
+        self.cpu = cpu                   # None: "host" under KVM, "max" under TCG
         self.kernel, self.initrd, self.accel = kernel, initrd, accel
         self.append, self.rootfs, self.data_disk, self.job_dir = append, rootfs, data_disk, job_dir
         self.memory_mib, self.cpus = memory_mib, cpus
@@ -68,9 +69,9 @@ class Guest:
              "-m", str(self.memory_mib), "-smp", str(self.cpus), "-rtc", "base=utc",
              "-nic", "none"]
         if self.accel == "kvm":
-            a += ["-accel", "kvm", "-cpu", "host"]
+            a += ["-accel", "kvm", "-cpu", self.cpu or "host"]
         else:
-            a += ["-accel", "tcg,thread=multi", "-cpu", "max"]
+            a += ["-accel", "tcg,thread=multi", "-cpu", self.cpu or "max"]
         a += ["-kernel", str(self.kernel), "-initrd", str(self.initrd),
               "-append", f"console=ttyS0 panic=1 quiet loglevel=3 {self.append}".strip()]
         if self.rootfs:
@@ -87,6 +88,7 @@ class Guest:
 
     def start(self) -> "Guest":
         log = open(self.console_log, "a", buffering=1) if self.console_log else None
+        self.started = time.monotonic()
         self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -103,8 +105,8 @@ class Guest:
             # the serial console interleaves ANSI resets; keep text readable
             line = line.replace("\x1b[0m", "").replace("\x1bc", "")
             self.lines = (self.lines + [line])[-200:]
-            if log:
-                log.write(line + "\n")
+            if log:   # seconds since qemu started: shows where boot and run time go
+                log.write(f"[{time.monotonic() - self.started:8.2f}] {line}\n")
             if self.on_line:
                 try:
                     self.on_line(line)
@@ -150,20 +152,23 @@ def _remove(paths: list) -> None:
             p.unlink(missing_ok=True)
 
 
+def _is_our_qemu(pid: int, ident: str) -> bool:
+    """True while `pid` is the qemu we started (a reused pid or a zombie is not)."""
+    try:
+        return bool(pid) and ident.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 @state.handler("guest")
 def _cleanup_guest(e: dict) -> None:
     """`fslab cleanup`: stop the qemu we started (only if that pid is still our guest)."""
     pid = int(e.get("qemu_pid") or 0)
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    try:
-        ours = pid and e["id"].encode() in cmdline.read_bytes()
-    except OSError:
-        ours = False
-    if ours:
+    if _is_our_qemu(pid, e["id"]):
         stop_pid(pid, timeout=5)
         deadline = time.time() + 10
-        while cmdline.exists() and time.time() < deadline:
+        while _is_our_qemu(pid, e["id"]) and time.time() < deadline:
             time.sleep(0.1)
-        if cmdline.exists():
+        if _is_our_qemu(pid, e["id"]):
             raise RuntimeError(f"qemu pid {pid} did not stop")
     _remove(e.get("scratch", []))

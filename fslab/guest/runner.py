@@ -67,6 +67,9 @@ def _tmp_base() -> Path:
 def _copy_source(dest: Path) -> None:
     src = Path(fslab.__file__).resolve().parent
     shutil.copytree(src, dest / "fslab", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # byte-compile here (same python 3.11 bytecode): the guest would recompile at every import
+    import compileall
+    compileall.compile_dir(dest / "fslab", quiet=1)
 
 
 def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
@@ -106,7 +109,7 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         f.truncate(data_disk_bytes(plan))
     (job / "job.json").write_text(json.dumps({
         "argv": ["python3", "-m", "fslab", "run", "/job/plan.toml", "--results", GUEST_RESULTS,
-                 "--workdir", "/data/work"],
+                 "--workdir", "/data/work", "--no-summary"],
         "data_disk": "/dev/vdb", "results": GUEST_RESULTS,
         # plain output on the serial console; the guest's own state file
         "env": {"TERM": "dumb", "COLUMNS": "120", "NO_COLOR": "1", "FSLAB_STATE_DIR": "/run/fslab",
