@@ -16,6 +16,7 @@ from fslab.errors import StepFailed
 from fslab.filesystems import register
 from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
 from fslab.proc import is_root, run, which
+from fslab.profiles import parse_size
 from fslab.teardown import destroy_zpool, stop_pid, zpool_imported
 
 _counter = 0
@@ -192,12 +193,14 @@ class Zfs(Driver):
 
     def capacity(self, inst: Instance) -> dict:
         info = super().capacity(inst)
-        r = run(["zpool", "list", "-Hp", "-o", "size,allocated,free,dedupratio", inst.pool],
-                check=False)
+        fields = ["-o", "size,allocated,free,dedupratio", inst.pool]
+        r = run(["zpool", "list", "-Hp", *fields], check=False)
+        if not r.ok:   # zfs-fuse's zpool has no -p: sizes come rounded, e.g. 36.2M
+            r = run(["zpool", "list", "-H", *fields], check=False)
         if r.ok and r.stdout.strip():
             size, alloc, free, dedup = r.stdout.split()[:4]
-            info.update(pool_size_bytes=int(size), pool_alloc_bytes=int(alloc),
-                        pool_free_bytes=int(free), dedupratio=float(dedup.rstrip("x")))
+            info.update(pool_size_bytes=parse_size(size), pool_alloc_bytes=parse_size(alloc),
+                        pool_free_bytes=parse_size(free), dedupratio=float(dedup.rstrip("x")))
         return info
 
     def check(self, inst: Instance) -> dict:

@@ -27,6 +27,11 @@ CHUNK = 4 * MiB
 POOL_BYTES = 32 * MiB
 
 
+def dataset_seed(plan_seed: int, name: str, iteration: int) -> int:
+    """The seed of a data set: the same for every filesystem of a round, so they all get the same bytes."""
+    return zlib.crc32(repr((plan_seed, name, iteration)).encode())
+
+
 class Payload:
     def __init__(self, seed: int):
         self.seed = seed
@@ -52,11 +57,11 @@ class Payload:
         finally:
             os.close(fd)
 
-    def fill(self, fd: int, file_id: int, offset: int, size: int) -> None:
-        """pwrite `size` bytes of file `file_id` at `offset`, sequentially, in 4 MiB writes."""
+    def fill(self, fd: int, file_id: int, offset: int, size: int, write_bytes: int = CHUNK) -> None:
+        """pwrite `size` bytes of file `file_id` at `offset`, sequentially, `write_bytes` at a time."""
         end = offset + size
         while offset < end:
-            n = min(CHUNK, end - offset)
+            n = min(write_bytes, end - offset)
             os.pwrite(fd, self.chunk(file_id, offset, n), offset)
             offset += n
 

@@ -19,20 +19,29 @@ from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, register
 
 S3_PARTITION_BYTES = 20 * 10**9
+# Suites that measure space use S3's partition size at every profile: mkfs picks other
+# defaults for small devices (ext4: 1 KiB blocks below 512 MiB), and a sparse image is free.
+SPACE_IMAGE_BYTES = S3_PARTITION_BYTES
 
 
 def raw_bytes(inst: Instance) -> int:
     return sum(device_bytes(d) for d in inst.devices)
 
 
-def settled_capacity(inst: Instance, path: Path, timeout: float = 20.0) -> dict:
-    """The driver's capacity() once the filesystem has committed its last change.
+def settled_capacity(inst: Instance, path: Path, commit: bool = False,
+                     timeout: float = 20.0) -> dict:
+    """The driver's capacity() once the filesystem has accounted for its last change.
 
-    Frees and allocations become visible late on some filesystems (btrfs
-    transaction commit, ZFS txg sync, background frees): flush this filesystem,
-    then poll until two readings a second apart agree.
+    commit=True first unmounts and remounts (the driver's cold_cache: zpool
+    export/import for ZFS), the one barrier every filesystem honours: zfs-fuse
+    has no `zpool sync` and ignores syncfs, so without it the space of recent
+    writes shows up whenever the next txg commits. Frees can land later still
+    (btrfs cleaner, ZFS async destroy): poll until two readings a second apart agree.
     """
-    run(["sync", "-f", str(path)], check=False)
+    if commit:
+        inst.cold_cache()
+    else:
+        run(["sync", "-f", str(path)], check=False)
     last = inst.driver.capacity(inst)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -44,10 +53,34 @@ def settled_capacity(inst: Instance, path: Path, timeout: float = 20.0) -> dict:
     return last
 
 
-def capacity_share(inst: Instance, path: Path) -> tuple[float, dict]:
+def capacity_share(inst: Instance, path: Path, commit: bool = False) -> tuple[float, dict]:
     """(% of the raw partition available to a user, the capacity reading it came from)."""
-    cap = settled_capacity(inst, path)
+    cap = settled_capacity(inst, path, commit)
     return 100.0 * cap["avail_bytes"] / raw_bytes(inst), cap
+
+
+def space_measurements(before: dict, after: dict, logical_bytes: int) -> list[Measurement]:
+    """What writing `logical_bytes` cost in space, from capacity readings before and after.
+
+    `space_consumed` is the drop in space available to a user: it counts
+    metadata and, on ZFS, shows dedup savings, which statvfs's `used` (the
+    dataset's logical use) does not. For ZFS the pool's ALLOC and DEDUP ratio
+    are recorded as well.
+    """
+    consumed = before["avail_bytes"] - after["avail_bytes"]
+    ms = [Measurement("logical_bytes", logical_bytes, "B", None),
+          Measurement("space_consumed", consumed, "B", "lower"),
+          Measurement("statvfs_used", after["used_bytes"] - before["used_bytes"], "B", "lower"),
+          Measurement("space_overhead", consumed - logical_bytes, "B", "lower"),
+          Measurement("space_overhead_pct", 100.0 * (consumed - logical_bytes) / logical_bytes,
+                      "%", "lower"),
+          Measurement("space_saving_ratio", logical_bytes / consumed if consumed > 0 else 0.0,
+                      "ratio", "higher")]
+    if "pool_alloc_bytes" in after:
+        ms += [Measurement("zpool_alloc", after["pool_alloc_bytes"] - before["pool_alloc_bytes"],
+                           "B", "lower"),
+               Measurement("zpool_dedupratio", after["dedupratio"], "ratio", "higher")]
+    return ms
 
 
 @register
