@@ -175,6 +175,13 @@ def test_parallel_mode_records_every_host_and_the_sum(hosts, tmp_path):
                                                         .iloc[0]).read_text().index("{\n"):])
     assert {e["hostname"] for e in raw["client_stats"]} == {h["address"] for h in hosts.hosts}
     assert "hosts compared" in p.stdout and "h2 vs h1 on ext4" in p.stdout
+    # the report compares hosts; the sum is never ranked against one host
+    rep = run_fslab("report", run_id, "--results", str(store.root), "--factor", "host")
+    assert rep.returncode == 0, rep.stderr
+    header = next(ln for ln in rep.stdout.splitlines() if "metric" in ln)
+    assert " h1 " in header and " h3 " in header and " all " not in header
+    rep = run_fslab("report", run_id, "--results", str(store.root))
+    assert "h3 vs h1 on ext4, fio:randread read_iops" in rep.stdout
     assert_no_leftovers(hosts, workdir, tmp_path / "state")
 
 

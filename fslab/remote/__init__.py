@@ -24,7 +24,8 @@ from fslab.plan import Plan
 from fslab.proc import is_root
 from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
-from fslab.remote.runner import GroupRunner, HostSession, Tally
+from fslab.remote.runner import GroupRunner, HostSession
+from fslab.scheduler import Outcome
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -152,12 +153,12 @@ def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: 
     return sessions
 
 
-def _execute(plan, store, run_id, hosts, sessions, units, console) -> Tally:
+def _execute(plan, store, run_id, hosts, sessions, units, console) -> Outcome:
     runner = GroupRunner(plan, store, run_id, hosts, sessions, console)
     status = store.unit_status(run_id)
     work = [(u, names) for u in units for names in runner.pending(u, status)]
     total = len(units) * len(hosts.host)
-    tally = Tally(skipped=total - sum(len(n) for _, n in work))
+    tally = Outcome(skipped=total - sum(len(n) for _, n in work))
     if tally.skipped:
         console.print(f"resuming: {len(work)} fio invocation(s) to redo")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

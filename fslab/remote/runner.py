@@ -42,14 +42,6 @@ class HostSession:
 
 
 @dataclass
-class Tally:
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    interrupted: bool = False
-
-
-@dataclass
 class _Slot:
     """One host's unit inside a group being run."""
     session: HostSession
