@@ -45,9 +45,10 @@ class Analysis:
         per metric (with its unit), each value from its own iteration."""
         idx = [k for k in self.keys if k not in ("metric", "unit")] + ["level", "iteration"]
         d = self.data.assign(column=self.data["metric"] + " [" + self.data["unit"] + "]")
-        wide = d.pivot_table(index=idx, columns="column", values="value", aggfunc="first",
-                             dropna=False, observed=True)
-        return wide.dropna(how="all").reset_index()
+        d = d.drop_duplicates(idx + ["column"])     # identity + metric is unique per record
+        wide = d.set_index(idx + ["column"])["value"].unstack("column")
+        wide.columns.name = None
+        return wide.reset_index()
 
 
 def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,

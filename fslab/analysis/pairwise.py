@@ -17,7 +17,7 @@ from scipy import stats
 from scipy.special import comb
 
 ALPHA = 0.05
-BOOTSTRAP = 2000
+BOOTSTRAP = 1000
 MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
 
 
@@ -59,21 +59,34 @@ def pair_p_value(a: np.ndarray, b: np.ndarray, paired: bool) -> float:
         return float(stats.mannwhitneyu(b, a, alternative="two-sided").pvalue)
 
 
-def bootstrap_ratio_ci(a: np.ndarray, b: np.ndarray, paired: bool, seed: int,
-                       rounds: int = BOOTSTRAP) -> tuple[float, float]:
-    """95% percentile interval of median(b)/median(a) over `rounds` seeded resamples
-    (paired data resample whole rounds, keeping each pair together)."""
-    rng = np.random.default_rng(seed)
-    ia = rng.integers(0, len(a), size=(rounds, len(a)))
-    ib = ia if paired else rng.integers(0, len(b), size=(rounds, len(b)))
-    ma, mb = np.median(a[ia], axis=1), np.median(b[ib], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = mb / ma
-    ratios = ratios[np.isfinite(ratios)]
-    if len(ratios) < rounds * 0.9:
-        return math.nan, math.nan
-    lo, hi = np.percentile(ratios, [2.5, 97.5])
-    return float(lo), float(hi)
+class BootstrapMedians:
+    """Seeded bootstrap distributions of each level's median within one group.
+
+    Paired levels (same rounds) share one matrix of resampled rounds, so a ratio of any
+    two of them is a paired bootstrap; unpaired levels resample on their own streams.
+    Each level's medians are computed once, however many pairs it is in.
+    """
+    def __init__(self, seed_key: tuple, rounds: int = BOOTSTRAP):
+        self.seed_key, self.rounds, self.cache = seed_key, rounds, {}
+
+    def medians(self, level: str, values: np.ndarray, paired: bool) -> np.ndarray:
+        key = (level, paired)
+        if key not in self.cache:
+            stream = ("rounds", len(values)) if paired else ("level", level)
+            rng = np.random.default_rng(stable_seed(*self.seed_key, *stream))
+            idx = rng.integers(0, len(values), size=(self.rounds, len(values)))
+            self.cache[key] = np.median(values[idx], axis=1)
+        return self.cache[key]
+
+    def ratio_ci(self, a_name, a, b_name, b, paired: bool) -> tuple[float, float]:
+        """95% percentile interval of median(b)/median(a)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = self.medians(b_name, b, paired) / self.medians(a_name, a, paired)
+        ratios = ratios[np.isfinite(ratios)]
+        if len(ratios) < self.rounds * 0.9:
+            return math.nan, math.nan
+        lo, hi = np.percentile(ratios, [2.5, 97.5])
+        return float(lo), float(hi)
 
 
 def stable_seed(*parts: object) -> int:
@@ -91,6 +104,7 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
     if better not in ("higher", "lower"):
         return []
     rows = []
+    boot = BootstrapMedians(seed_key)
     levels = [lv for lv, (v, _) in samples.items() if len(v) > 0]
     for a_name, b_name in combinations(levels, 2):
         (a, a_it), (b, b_it) = samples[a_name], samples[b_name]
@@ -102,7 +116,7 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
         if paired:   # align the two by round
             a, b = a[np.argsort(a_it)], b[np.argsort(b_it)]
         p = pair_p_value(a, b, paired)
-        ci = bootstrap_ratio_ci(a, b, paired, stable_seed(*seed_key, a_name, b_name))
+        ci = boot.ratio_ci(a_name, a, b_name, b, paired)
         rows.append(_row(a_name, b_name, a, b, better, paired, p, ci))
     _holm(rows)
     return rows

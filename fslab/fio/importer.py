@@ -20,10 +20,17 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
-from fslab.records import Record, canonical_params
+from fslab.records import canonical_params
 
 SUFFIXES = (".json", ".txt", ".out", ".log")
 UNKNOWN = "unknown"
+
+
+class _Row(tuple):
+    """A record already in RECORD_COLUMNS order. Store.add_records only needs .as_row();
+    skipping 170,000 Record objects saves a second on a 10,000-file import."""
+    def as_row(self) -> tuple:
+        return self
 
 
 @dataclass
@@ -128,5 +135,5 @@ def _records(run_id: str, parsed: list[tuple[FileTags, list[JobResult], str]]):
                 counters[ident] += 1
                 iteration = counters[ident]
             for m in job.measurements:
-                yield Record(run_id, host, tags.fs, "default", "fio", job.job_name, params_text,
-                             iteration, m.metric, m.value, m.unit, m.better, artifact, ts)
+                yield _Row((run_id, host, tags.fs, "default", "fio", job.job_name, params_text,
+                            iteration, m.metric, m.value, m.unit, m.better, artifact, ts))

@@ -11,6 +11,8 @@ from fslab.report.svg import colors, figure, to_svg
 
 MAX_PANELS = 12          # more headline metrics than this: the tables carry the rest
 PANELS_PER_ROW = 4
+MAX_DOTS = 30            # more iterations per level than this: a box instead of every dot
+QQ_POINTS = 200          # quantiles drawn per metric in a QQ plot
 
 
 def headline_metrics(a: Analysis, rows: pd.DataFrame) -> list[tuple[str, str]]:
@@ -21,7 +23,8 @@ def headline_metrics(a: Analysis, rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str | None:
     """One panel per headline metric: mean with its 95% t-interval as a bar, every
-    iteration as a dot on top (outliers ringed in red)."""
+    iteration as a dot on top (a box plot when there are too many to see), outliers
+    ringed in red."""
     metrics = headline_metrics(a, summary)
     if not metrics:
         return None
@@ -39,8 +42,12 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
                color=[palette[lv] for lv in s["level"]], error_kw={"elinewidth": 1})
         for i, lv in enumerate(s["level"]):
             v = d[d["level"] == lv]
-            jitter = (np.arange(len(v)) % 7 - 3) * 0.04
-            ax.scatter(i + jitter, v["value"] / scale, s=9, color="black", zorder=3, linewidths=0)
+            if len(v) > MAX_DOTS:
+                ax.boxplot(v["value"] / scale, positions=[i], widths=0.35, showfliers=False,
+                           medianprops={"color": "black"}, zorder=3)
+            else:
+                jitter = (np.arange(len(v)) % 7 - 3) * 0.04
+                ax.scatter(i + jitter, v["value"] / scale, s=9, color="black", zorder=3, linewidths=0)
             out = v[v["outlier"]]
             ax.scatter(np.full(len(out), i), out["value"] / scale, s=40, facecolors="none",
                        edgecolors="red", zorder=4)
@@ -66,7 +73,8 @@ def residual_qq(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str |
         if len(resid) < 3 or not sd > 0:
             continue
         (theory, ordered), _ = stats.probplot(resid / sd, dist="norm")
-        ax.scatter(theory, ordered, s=8, label=metric, linewidths=0)
+        keep = np.unique(np.linspace(0, len(theory) - 1, QQ_POINTS).astype(int))   # tails kept
+        ax.scatter(theory[keep], ordered[keep], s=8, label=metric, linewidths=0)
         drawn += 1
     if not drawn:
         import matplotlib.pyplot as plt
