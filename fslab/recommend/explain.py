@@ -62,7 +62,9 @@ def _criterion_sentence(c: CriterionResult) -> str:
 
 def _verdict_text(p: dict) -> str:
     ratio = p["ratio"]
-    if ratio and not math.isnan(ratio) and ratio != 1:
+    if ratio and not math.isnan(ratio) and (ratio >= 2 or ratio <= 0.5):
+        size = f"{ratio:.1f}x higher" if ratio > 1 else f"{1 / ratio:.1f}x lower"
+    elif ratio and not math.isnan(ratio) and ratio != 1:
         size = f"{abs(ratio - 1) * 100:.0f}% {'higher' if ratio > 1 else 'lower'}"
     else:
         size = "better"

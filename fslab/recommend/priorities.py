@@ -87,8 +87,9 @@ BUILTIN: dict[str, Priorities] = {p.name: p for p in (
                criterion=[
                    _m("CPU cost per operation", 4, _CPU, "fio",
                       why="operations per CPU percent, system-wide (includes daemons like zfs-fuse)"),
-                   _m("CPU time of the workload", 2, ["fio_rusage_cpu", "usr_cpu", "sys_cpu"], "fio",
-                      why="CPU the benchmark process itself spent"),
+                   _m("CPU time of the benchmark process", 1, ["fio_rusage_cpu", "usr_cpu", "sys_cpu"],
+                      "fio", why="fio's own CPU; misses work done in a filesystem daemon (zfs-fuse), "
+                                 "which the system-wide criterion above counts"),
                    _m("CPU of file-server tasks", 2, ["cpu_percent", "cpu_busy_system_wide"], "tasks"),
                    _m("memory", 3, ["*max_rss*", "major_faults", "minor_faults"],
                       why="peak resident memory and page faults"),
