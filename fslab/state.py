@@ -88,8 +88,8 @@ def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[l
     for e in sorted(entries(), key=lambda e: PRIORITY.get(e["kind"], 99)):
         if only_dead_owners and _alive(e.get("pid")):
             continue
-        if owner is not None and e.get("pid") != owner:
-            continue
+        if owner is not None and (e.get("pid") != owner or e["kind"] == "daemon"):
+            continue   # daemons are shared: their owner stops them when nobody needs them
         desc = f"{e['kind']} {e['id']}"
         fn = _handlers.get(e["kind"])
         try:

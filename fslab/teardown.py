@@ -121,6 +121,11 @@ def _zpool(e: dict) -> None:
 
 @state.handler("daemon")
 def _daemon(e: dict) -> None:
+    if e.get("busy_check") == "zpool":
+        from fslab.filesystems.zfs import pools_in_use
+        busy = pools_in_use()
+        if busy:
+            raise RuntimeError(f"left running: it still serves pool(s) {', '.join(busy)}")
     pid = int(e["daemon_pid"])
     cmdline = Path(f"/proc/{pid}/cmdline")
     # only stop it if that pid is still the daemon we started

@@ -198,6 +198,9 @@ class Instance:
     def unmount(self) -> None:
         if is_mounted(str(self.mountpoint)) or self.pool:
             self.driver.unmount(self)
+        if is_mounted(str(self.mountpoint)):
+            # e.g. a FUSE mount whose daemon died: the driver cannot see it any more
+            umount(str(self.mountpoint))
         state.forget("mount", str(self.mountpoint))
 
     def close(self) -> None:

@@ -47,7 +47,7 @@ def ensure_fuse_daemon() -> bool:
     for _ in range(100):
         if pidfile.exists() and pidfile.read_text().strip():
             pid = int(pidfile.read_text().strip())
-            state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse")
+            state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse", busy_check="zpool")
             break
         time.sleep(0.05)
     else:
@@ -59,14 +59,20 @@ def ensure_fuse_daemon() -> bool:
     raise StepFailed("zfs-fuse started but zpool cannot reach it")
 
 
+def pools_in_use() -> list[str]:
+    """Imported, healthy pools. Any of them means someone (another fslab with its
+    own state file, or the user) still needs the zfs-fuse daemon."""
+    r = run(["zpool", "list", "-H", "-o", "name,health"], check=False, timeout=60)
+    return [ln.split("\t")[0] for ln in r.stdout.splitlines()
+            if ln.strip() and not ln.endswith("FAULTED")]
+
+
 def stop_fuse_daemon_if_ours() -> None:
     """Stop zfs-fuse when fslab started it and no live fslab process still has a pool."""
     mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
     if not mine:
         return
-    others = [e for e in state.entries() if e["kind"] == "zpool" and e.get("pid") != os.getpid()
-              and Path(f"/proc/{e.get('pid')}").exists()]
-    if others:
+    if pools_in_use():
         return
     pid = mine[0]["daemon_pid"]
     if Path(f"/proc/{pid}/comm").exists() and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
