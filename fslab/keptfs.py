@@ -129,3 +129,8 @@ class KeptFilesystem:
         """The unit is finished: destroy the pool, detach, delete the images and journal."""
         self.inst.close()          # unmount, destroy (zpool), release (detach)
         shutil.rmtree(self.directory, ignore_errors=True)
+        for parent in self.directory.parents:   # and the directories that held only it
+            try:
+                parent.rmdir()
+            except OSError:
+                break
