@@ -14,7 +14,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from fslab.report.figures import FigureContext, sections_for
+from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human
 from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
@@ -36,8 +36,9 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
+        lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a)), notes=footnotes(a),
-        suites=_suites(loaded),
+        suites=_suites(loaded, results_root),
         omnibus=_table(_labelled(a.omnibus, a)),
         regression=_table(a.regression),
         iterations=_iterations(a),
@@ -69,7 +70,11 @@ def _run_view(run: dict) -> dict:
                                              option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()}
 
 
-def _suites(loaded: Loaded) -> list[dict]:
+def _sections(found) -> list[dict]:
+    return [{"title": x.title, "html": Markup(x.html), "caption": x.caption} for x in found]
+
+
+def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     a = loaded.analysis
     where = [k for k in a.keys if k not in ("metric", "unit")]
     out = []
@@ -93,7 +98,7 @@ def _suites(loaded: Loaded) -> list[dict]:
                                    "magnitude", "ratio", "ratio_ci_lo", "ratio_ci_hi", "verdict",
                                    "note"]]) if not p.empty else None,
             })
-        extra = sections_for(FigureContext(a, suite, summary, data))
+        extra = sections_for(FigureContext(a, suite, summary, data, results_root))
         out.append({"name": suite, "workloads": workloads,
                     "sections": [{"title": x.title, "html": Markup(x.html), "caption": x.caption}
                                  for x in extra]})

@@ -7,12 +7,17 @@ and returns titled sections of inline SVG or HTML (e.g. S0's block-size sweep, I
 threads, aging curves, an integrity matrix). Sections are shown under their suite, after
 the generic per-metric figures. `html` is inserted as-is: build it with to_svg() or
 escape any text you put in it (markupsafe.escape).
+
+A module with `PLACE = "lead"` is instead called once for the whole report (suite "*",
+every row) and its sections open the report, before the verdict summary (the
+recommendation lives there).
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -32,6 +37,7 @@ class FigureContext:
     suite: str
     summary: pd.DataFrame      # the suite's rows of analysis.summary
     data: pd.DataFrame         # the suite's rows of analysis.data (records + level, outlier)
+    results_root: Path | None = None   # to read raw artifacts (records store relative paths)
 
 
 def _modules():
@@ -40,9 +46,16 @@ def _modules():
             yield importlib.import_module(f"{__name__}.{m.name}")
 
 
+def lead_sections(ctx: FigureContext) -> list[Section]:
+    """Sections of modules with PLACE = "lead": the report's opening."""
+    return [s for m in _modules() if getattr(m, "PLACE", "") == "lead" for s in m.sections(ctx)]
+
+
 def sections_for(ctx: FigureContext) -> list[Section]:
     out: list[Section] = []
     for module in _modules():
+        if getattr(module, "PLACE", "") == "lead":
+            continue
         suites = getattr(module, "SUITES", ())
         if "*" in suites or ctx.suite in suites:
             out.extend(module.sections(ctx))
