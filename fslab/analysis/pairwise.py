@@ -161,8 +161,8 @@ def _holm(rows: list[dict]) -> None:
         r["winner"] = _winner(r)
         r["verdict"] = verdict(r)
         if not r["note"] and r["smallest_p"] * len(tested) >= ALPHA:
-            r["note"] = (f"too few samples to show a difference (n={r['n_baseline']} and "
-                         f"{r['n_other']}: smallest possible p={r['smallest_p']:.2g})")
+            r["note"] = (f"n={r['n_baseline']}+{r['n_other']} cannot show a difference "
+                         f"(smallest p={r['smallest_p']:.2g})")
 
 
 def _winner(r: dict) -> str:

@@ -16,7 +16,9 @@ def workload_label(row, show_host: bool = False) -> str:
     params = row.get("params") or "{}"
     if params != "{}":
         import orjson
-        label += " " + " ".join(f"{k}={v}" for k, v in orjson.loads(params).items())
+        shown = {k: v for k, v in orjson.loads(params).items() if v != row["case"]}  # no echo
+        if shown:
+            label += " " + " ".join(f"{k}={v}" for k, v in shown.items())
     if "fs" in row:            # the factor is a run or host: each fs is its own group
         variant = row.get("variant", "default")
         label = f"{row['fs']}{'' if variant == 'default' else ':' + variant} {label}"
