@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -35,13 +36,12 @@ from typing import Callable, Iterator
 from fslab import filesystems, state
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Instance
+from fslab.keptfs import KeptImageTarget
 from fslab.measure import run_logged, step_usage
 from fslab.plan import FilesystemSpec
 from fslab.proc import run
 from fslab.profiles import MiB, Profile
 from fslab.records import Measurement
-from fslab.targets.base import Target
-from fslab.teardown import detach_loop
 from fslab.workloads._data import FileTree, Payload, s3_tree
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import S3_PARTITION_BYTES, capacity_share, raise_no_device
@@ -120,64 +120,41 @@ class TasksSuite(Suite):
         return ms
 
 
-class KeptImage(Target):
-    """A loop device over an image that outlives it, so later units reuse the data."""
-    kind = "loop"
-
-    def __init__(self, image: Path):
-        self.image = image
-        self.device: str | None = None
-
-    def acquire(self, size_bytes: int, label: str) -> str:
-        if not self.image.exists():
-            state.note("file", str(self.image))
-            with open(self.image, "wb") as f:
-                f.truncate(size_bytes)
-        r = run(["losetup", "--find", "--show", str(self.image)])
-        self.device = r.stdout.strip()
-        state.note("loop", self.device, image=str(self.image))
-        return self.device
-
-    def release(self) -> None:
-        if self.device:
-            detach_loop(self.device, str(self.image))
-            state.forget("loop", self.device)
-            self.device = None
-
-
 class SourceDisk:
     """The other disk: an ext4 image with the ISO and the tree, built once per run and data set."""
     _built: dict[Path, "SourceDisk"] = {}
 
-    def __init__(self, image: Path, workdir: Path, payload: Payload, iso_bytes: int, tree: FileTree):
-        self.image, self.workdir = image, workdir
+    def __init__(self, directory: Path, workdir: Path, payload: Payload, iso_bytes: int,
+                 tree: FileTree):
+        self.directory, self.workdir = directory, workdir
         self.payload, self.iso_bytes, self.tree = payload, iso_bytes, tree
-        self.ready = image.with_suffix(".ready")
+        self.ready = directory / "ready"
 
     @classmethod
     def for_run(cls, ctx: UnitContext, iso_bytes: int) -> "SourceDisk":
         seed = ctx.plan_seed   # the same data for every filesystem and iteration
         tree = s3_tree(ctx.profile, seed)
         key = hashlib.sha1(repr((seed, iso_bytes, tree.sizes)).encode()).hexdigest()[:10]
-        image = ctx.workdir / f"s3-source-{key}.img"
-        disk = cls._built.get(image)
+        directory = ctx.workdir / f"s3-source-{key}"
+        disk = cls._built.get(directory)
         if disk is None or not disk.ready.exists():
-            disk = cls(image, ctx.workdir, Payload(seed), iso_bytes, tree)
+            disk = cls(directory, ctx.workdir, Payload(seed), iso_bytes, tree)
             ctx.log(f"building the source disk ({(iso_bytes + tree.total_bytes) / 1e6:.0f} MB of "
                     f"test data, once per run)")
             disk.build()
-            cls._built[image] = disk
+            cls._built[directory] = disk
             atexit.register(disk.discard)
         return disk
 
     def _instance(self, mount_options: list[str]) -> Instance:
         spec = FilesystemSpec(name="ext4", variant="source", mount_options=mount_options)
         size = int((self.iso_bytes + self.tree.total_bytes) * 1.15) + 256 * MiB
-        return Instance(filesystems.get("ext4"), spec, KeptImage(self.image), self.workdir,
-                        f"source-{self.image.stem}", size)
+        return Instance(filesystems.get("ext4"), spec, KeptImageTarget(self.directory),
+                        self.workdir, self.directory.name, size)
 
     def build(self) -> None:
         self.discard()
+        state.note("dir", str(self.directory))   # `fslab cleanup` deletes it after a crash
         inst = self._instance([])
         try:
             inst.mkfs()
@@ -206,6 +183,5 @@ class SourceDisk:
                 "seed": self.payload.seed}
 
     def discard(self) -> None:
-        self.ready.unlink(missing_ok=True)
-        self.image.unlink(missing_ok=True)
-        state.forget("file", str(self.image))
+        shutil.rmtree(self.directory, ignore_errors=True)
+        state.forget("dir", str(self.directory))
