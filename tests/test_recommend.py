@@ -143,3 +143,15 @@ def test_user_priorities_file_and_markdown(smoke_run, tmp_path):
     bad.write_text('[[criterion]]\nlabel = "x"\nweight = 1\n')
     p = run_fslab("recommend", run_id, "-p", str(bad), "--results", str(results), env=env, check=False)
     assert p.returncode != 0 and "bad.toml" in p.stderr and "metric" in p.stderr
+
+
+@needs_root()
+def test_report_opens_with_the_recommendation(smoke_run, tmp_path):
+    results, run_id, env = smoke_run
+    out = tmp_path / "report.html"
+    run_fslab("report", run_id, "--html", str(out), "--results", str(results), env=env)
+    page = out.read_text()
+    first_h2 = page.index("<h2")
+    assert page[first_h2:].startswith('<h2 id="lead-1">Recommendation')
+    assert "data-integrity" in page and "resource-constrained" in page
+    assert "Feature matrix" in page and "verified" in page

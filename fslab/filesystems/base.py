@@ -135,8 +135,10 @@ class Driver(ABC):
         return {"clean": None, "output": "no checker for " + self.name}
 
     def features(self) -> dict[str, Any]:
-        """Claims for the feature matrix (see fslab.features)."""
-        return {}
+        """Claims for the feature matrix: {feature: {status, note, ref}}. They all live in
+        one table, fslab/features/claims.py (ZFS: kernel OpenZFS or zfs-fuse, whichever runs)."""
+        from fslab.features.claims import claims_for
+        return {key: c.as_dict() for key, c in claims_for(self.name).items()}
 
 
 class Existing(Driver):
