@@ -214,9 +214,11 @@ def _fill_small(d: Path, rng: random.Random, config: dict) -> Fill:
             call = "write"
             try:
                 f.bytes += os.write(fd, data)
-            finally:
-                call = "close"
+            except OSError:
                 os.close(fd)
+                raise
+            call = "close"
+            os.close(fd)
         except OSError as e:
             f.failed_call, f.errno = call, e.errno
             break
@@ -306,8 +308,8 @@ def settle_capacity(inst: Instance) -> dict:
 
 
 def measurements(res: dict, artifact: str) -> list[Measurement]:
-    def m(metric, value, unit, better=None, **params):
-        return Measurement(metric, float(value), unit, better, artifact, params=params)
+    def m(metric, value, unit, better=None):
+        return Measurement(metric, float(value), unit, better, artifact)
 
     fr, fresh = res["fill_result"], res["fresh"]
     ms = [m("image_bytes", res["image_bytes"], "B"),
@@ -319,8 +321,9 @@ def measurements(res: dict, artifact: str) -> list[Measurement]:
           m("fill_reached_enospc", fr["stopped_by"] == "error", "bool")]
     if fresh["files"]:        # btrfs reports 0: it has no fixed inode count
         ms.append(m("inodes_total", fresh["files"], "count"))
-    if fr["failed_call"]:
-        ms.append(m("fill_errno", fr["errno"], "code", failed_call=fr["failed_call"]))
+    if fr["failed_call"]:   # the call's name goes in the metric, errno in the value
+        ms.append(m("fill_errno", fr["errno"], "code"))
+        ms.append(m(f"fill_failed_at_{fr['failed_call']}", True, "bool"))
     for op, r in res["when_full"].items():
         ms.append(m(f"when_full_{op}_ok", r["ok"], "bool", "higher"))
         if not r["ok"]:
