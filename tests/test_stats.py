@@ -183,3 +183,13 @@ def test_regression_view_heldout_r2():
     assert reg.loc["decision tree", "r2_heldout"] > 0.95 and reg.loc["random forest", "r2_heldout"] > 0.95
     assert reg.loc["linear", "r2_heldout"] < reg.loc["decision tree", "r2_heldout"]
     assert (reg["rows"] == 48).all()
+
+
+def test_short_runs_use_mann_whitney_so_a_verdict_is_possible():
+    # 5 rounds, paired by round: the signed-rank test could never reach p < 0.05
+    # (smallest 2/2**5 = 0.0625), so the engine uses Mann-Whitney (smallest 0.0079)
+    data = {"ext4": [100.0, 101, 99, 102, 98], "xfs": [130.0, 131, 129, 133, 128]}
+    row = analyze(frame(data), regression=False).pairs.iloc[0]
+    assert row["test"] == "Mann-Whitney U" and not row["paired"]
+    assert row["p"] == pytest.approx(stats.mannwhitneyu(data["xfs"], data["ext4"]).pvalue)
+    assert row["significant"] and row["winner"] == "xfs"

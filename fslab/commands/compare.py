@@ -21,8 +21,8 @@ def register(app: typer.Typer) -> None:
         from rich.markup import escape
         from fslab.errors import FslabError
         from fslab.report.load import load
-        from fslab.report.tables import footnotes, pairs_table
-        from fslab.report.terminal import verdict_rich
+        from fslab.report.tables import pairs_table
+        from fslab.report.terminal import print_analysis
         from fslab.store.db import open_store
         store = open_store(results)
         a_id, b_id = store.run(run_a)["run_id"], store.run(run_b)["run_id"]
@@ -36,6 +36,4 @@ def register(app: typer.Typer) -> None:
         common = loaded.analysis.pairs
         if common.empty:
             raise FslabError(f"runs {a_id} and {b_id} share no ranked case and metric to compare")
-        console.print(verdict_rich(loaded.analysis, escape(f"fslab compare — {b_id} vs {a_id}")))
-        for note in footnotes(loaded.analysis):
-            console.print(escape(note), style="dim")
+        print_analysis(loaded.analysis, f"fslab compare — {b_id} vs {a_id}", console)

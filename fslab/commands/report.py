@@ -23,18 +23,15 @@ def register(app: typer.Typer) -> None:
         """Compare filesystems with honest statistics; without output options, print the verdicts."""
         from fslab.report import export
         from fslab.report.load import load
-        from fslab.report.terminal import verdict_rich
+        from fslab.report.terminal import print_analysis
         from fslab.store.db import open_store
         store = open_store(results)
         wants_files = any(x is not None for x in (html, markdown, csv, parquet, json_out))
         loaded = load(store, run_ids, factor=factor, regression=html is not None or csv is not None)
         if not wants_files:
-            from fslab.report.tables import footnotes
-            from rich.markup import escape
-            console.print(verdict_rich(loaded.analysis, escape("fslab verdicts — run "
-                          + ", ".join(r["run_id"] for r in loaded.runs))))
-            for note in footnotes(loaded.analysis):
-                console.print(escape(note), style="dim")
+            print_analysis(loaded.analysis, "fslab verdicts — run "
+                           + ", ".join(r["run_id"] for r in loaded.runs), console,
+                           loaded.runs[0]["run_id"])
             from fslab.remote.report import print_host_comparison   # runs on several hosts
             print_host_comparison(loaded.records, console)
             return

@@ -9,8 +9,28 @@ from fslab.analysis import Analysis
 from fslab.report.tables import footnotes, verdict_table
 
 
-def verdict_rich(a: Analysis, title: str) -> Table:
-    df = verdict_table(a)
+# In a terminal, a workload that has these metrics shows only them (the HTML and
+# Markdown reports show everything); other suites show all their ranked metrics.
+HEADLINE = ("read_iops", "write_iops", "read_bw", "write_bw", "read_clat_p99",
+            "write_clat_p99", "cpu_busy_system_wide")
+
+
+def _metric_name(label: str) -> str:
+    return label.split(" [", 1)[0]
+
+
+def terminal_rows(df):
+    """Ranked metrics only; for workloads with headline metrics, just those."""
+    df = df[df["direction"] != ""]
+    names = df["metric"].map(_metric_name)
+    has_headline = names.isin(HEADLINE).groupby(df["workload"]).transform("any")
+    return df[~has_headline | names.isin(HEADLINE)]
+
+
+def verdict_rich(a: Analysis, title: str) -> tuple[Table, list[str], int]:
+    """The table, the distinct notes of its '~' rows, and how many rows were left out."""
+    full = verdict_table(a)
+    df = terminal_rows(full)
     table = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
     for col in df.columns:
         if col == "note":
@@ -18,16 +38,34 @@ def verdict_rich(a: Analysis, title: str) -> Table:
         table.add_column(col if col != "direction" else "", overflow="fold",
                          justify="right" if col in a.levels else "left",
                          style="bold green" if col == "best" else None)
+    notes: list[str] = []
     last = None
     for row in df.to_dict("records"):
         workload = row["workload"] if row["workload"] != last else ""
         last = row["workload"]
         verdict = escape(row["verdict"])
         if row["note"] and row["verdict"] == "~":
-            verdict += f" [dim]({escape(row['note'])})[/dim]"
-        cells = [workload, row["metric"], row["direction"], *(row[lv] for lv in a.levels), row["best"]]
+            if row["note"] not in notes:
+                notes.append(row["note"])
+            verdict += f" [dim]({notes.index(row['note']) + 1})[/dim]"
+        cells = [workload, _metric_name(row["metric"]), row["direction"],
+                 *(row[lv] for lv in a.levels), row["best"]]
         table.add_row(*map(escape, cells), verdict)
-    return table
+    return table, notes, len(full) - len(df)
+
+
+def print_analysis(analysis: Analysis, title: str, console: Console, hint_run: str | None = None) -> None:
+    """The verdict table, its numbered notes and footnotes, and what was left out."""
+    table, notes, hidden = verdict_rich(analysis, escape(title))
+    console.print(table)
+    for i, note in enumerate(notes, 1):
+        console.print(f"[dim]({i}) {escape(note)}[/dim]")
+    for note in footnotes(analysis):
+        console.print(f"[dim]{escape(note)}[/dim]")
+    if hidden:
+        where = f"fslab report {hint_run} --html report.html" if hint_run else "the HTML report"
+        console.print(f"[dim]{hidden} more rows (latency details, CPU, unranked metrics): "
+                      f"{escape(where)}[/dim]")
 
 
 def print_verdicts(store, run_ids: list[str], console: Console) -> None:
@@ -35,6 +73,4 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     from fslab.report.load import load
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
-    console.print(verdict_rich(loaded.analysis, escape(f"fslab verdicts — run {ids}")))
-    for note in footnotes(loaded.analysis):
-        console.print(f"[dim]{escape(note)}[/dim]")
+    print_analysis(loaded.analysis, f"fslab verdicts — run {ids}", console, loaded.runs[0]["run_id"])
