@@ -18,7 +18,6 @@ def register(app: typer.Typer) -> None:
         Values of different runs are independent, so pairs are tested with Mann-Whitney U
         (Holm-corrected per metric); each filesystem variant is compared with itself.
         """
-        from rich.markup import escape
         from fslab.errors import FslabError
         from fslab.report.load import load
         from fslab.report.tables import pairs_table
