@@ -188,7 +188,11 @@ class Store:
                        (*ident, status, message, started, time.time(), artifact_dir))
 
     def add_records(self, records: Iterable[Record]) -> int:
-        rows = [r.as_row() for r in records]
+        return self.add_rows(r.as_row() for r in records)
+
+    def add_rows(self, rows: Iterable[tuple]) -> int:
+        """Insert tuples already in RECORD_COLUMNS order (bulk import, no Record objects)."""
+        rows = list(rows)
         with self.tx() as db:
             db.executemany(f"INSERT INTO records ({_COLS}) VALUES ({','.join('?' * len(RECORD_COLUMNS))})",
                            rows)
