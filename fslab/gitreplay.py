@@ -152,7 +152,7 @@ def generate(dest: Path, spec: HistorySpec) -> list[str]:
 def _stream(out, spec: HistorySpec) -> None:
     rng = random.Random(spec.seed)
     text = SourceText(rng)
-    dirs = _tree(rng, max(8, spec.files // 25))
+    dirs = _tree(rng, max(16, spec.files // 10))
     files: dict[str, list[str]] = {}
 
     def new_path() -> str:
@@ -193,7 +193,8 @@ def _tree(rng: random.Random, count: int) -> list[str]:
     """A deep directory tree: each new directory hangs under a random existing one."""
     dirs = [rng.choice(DIRS) for _ in range(4)]
     while len(dirs) < count:
-        parent = rng.choice(dirs)
+        # half the time extend one of the newest directories: long chains, as in real trees
+        parent = rng.choice(dirs) if rng.random() < 0.5 else rng.choice(dirs[-3:])
         if parent.count("/") < 7:
             dirs.append(f"{parent}/{rng.choice(DIRS)}{rng.randint(0, 9) if rng.random() < .3 else ''}")
     return sorted(set(dirs))

@@ -258,7 +258,8 @@ def corrupt_and_classify(inst: Instance, *, damage: str = "data", files: int = 1
         raise ValueError("corrupt_and_classify needs a loop-image target (it edits the image file)")
     ex = Experiment(inst, damage, files, blocks_per_file, min(damaged, files), copies, seed, log,
                     nonce=random.Random(seed).randbytes(8))
-    ex.result = {"damage": damage, "copies": copies, "fs": inst.driver.name,
+    ex.result = {"damage": damage, "copies": "all" if damage == "metadata" else copies,
+                 "fs": inst.driver.name,
                  "images": len(ex.images), "nonce": ex.nonce.hex()}
     expected = _write(ex)
     _go_offline(ex)

@@ -7,7 +7,8 @@ Plan table:
     files = 16            # tagged files written (default: scaled by profile, >= 16)
     blocks_per_file = 16  # 4 KiB blocks per file
     damaged = 8           # files (data) or directories (metadata) damaged
-    copies = "one"        # flip one on-disk copy of each damaged block, or "all" copies
+    copies = "one"        # data: flip one on-disk copy of each damaged block, or "all" copies
+                          # (metadata always flips every copy: journal, log and DUP copies too)
 
 Redundancy comes from the filesystem variant: btrfs `devices = 2` (raid1) or
 `mkfs_options = ["-d", "dup"]`, zfs `properties = { copies = "2" }` or `devices = 2`
@@ -50,7 +51,8 @@ class IntegritySuite(Suite):
                 raise FslabError(f"integrity workload {n!r}: choose 'data' or 'metadata'")
         # the data is written once: the image only needs room for it plus the fs's own overhead
         need = files * config["blocks_per_file"] * 4096 * 3 + (64 << 20)
-        return [Case(name=n, params={"damage": n, "copies": config["copies"]},
+        # metadata damage always hits every copy of the entry (see fslab/integrity.py)
+        return [Case(name=n, params={"damage": n, "copies": config["copies"] if n == "data" else "all"},
                      config=config, image_bytes=need) for n in names]
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
