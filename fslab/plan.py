@@ -20,6 +20,9 @@ class RunSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
     profile: str = "quick"
     iterations: int | None = Field(None, ge=1, le=1000)   # None: the profile's default
+    # a reference study's own repetitions: used at --profile paper (where `iterations` is unset);
+    # smaller profiles keep their defaults, which give the statistics enough rounds
+    study_iterations: int | None = Field(None, ge=1, le=1000)
     seed: int = 42
     fresh_fs: bool = True          # new filesystem per iteration
     name: str | None = None        # a label for the run
@@ -103,7 +106,8 @@ class Plan(BaseModel):
 
     @property
     def iterations(self) -> int:
-        return self.run.iterations or self.profile.iterations
+        study = self.run.study_iterations if not self.profile.scaled else None
+        return self.run.iterations or study or self.profile.iterations
 
     def check_unique_variants(self) -> None:
         seen = set()

@@ -11,8 +11,8 @@ from fslab.report.tables import footnotes, verdict_table
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
 # Markdown reports show everything); other suites show all their ranked metrics.
-HEADLINE = ("read_iops", "write_iops", "read_bw", "write_bw", "read_clat_p99",
-            "write_clat_p99", "cpu_busy_system_wide")
+IO_METRICS = ("read_iops", "write_iops", "read_bw", "write_bw")
+HEADLINE = (*IO_METRICS, "read_clat_p99", "write_clat_p99", "cpu_busy_system_wide")
 
 
 def _metric_name(label: str) -> str:
@@ -23,7 +23,9 @@ def terminal_rows(df):
     """Ranked metrics only; for workloads with headline metrics, just those."""
     df = df[df["direction"] != ""]
     names = df["metric"].map(_metric_name)
-    has_headline = names.isin(HEADLINE).groupby(df["workload"]).transform("any")
+    # only I/O metrics make a workload fio-like: other suites record system-wide CPU too
+    # (e.g. each S3 task) and must keep all their ranked metrics
+    has_headline = names.isin(IO_METRICS).groupby(df["workload"]).transform("any")
     return df[~has_headline | names.isin(HEADLINE)]
 
 

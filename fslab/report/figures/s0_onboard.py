@@ -58,12 +58,12 @@ def swept(it: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def line_panels(it: pd.DataFrame, panel_by: list[str], x: str, y: str, line_by: list[str],
                 levels: list[str], xlabel: str, ylabel: str, yscale: float,
-                logx: bool = False) -> str | None:
+                logx: bool = False, xscale: float = 1.0) -> str | None:
     """Small multiples: one panel per `panel_by` group, a line per `line_by` group."""
     if it.empty:
         return None
     m = medians_of(it, panel_by + line_by + [x])
-    m["_x"] = m[x].map(lambda v: parse_size(str(v)))
+    m["_x"] = m[x].map(lambda v: parse_size(str(v)) / xscale)
     panels = list(m.groupby(panel_by, sort=True, dropna=False))
     palette = colors(levels)
     ncols = min(3, len(panels))
@@ -81,7 +81,8 @@ def line_panels(it: pd.DataFrame, panel_by: list[str], x: str, y: str, line_by: 
         if logx:
             ax.set_xscale("log")
         key = key if isinstance(key, tuple) else (key,)
-        ax.set_title(" ".join(map(str, key)), fontsize=8)
+        ax.set_title(" ".join(str(v) if c == "case" else f"{c}={v}"
+                              for c, v in zip(panel_by, key) if not pd.isna(v)), fontsize=8)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=6, frameon=False)
@@ -134,8 +135,8 @@ def sections(ctx: FigureContext) -> list[Section]:
     if not sz.empty:
         sz = sz.groupby(["level", "case", "size", "iteration"], sort=True)[
             ["throughput", "iops", "lat_max", "cpu", "iops_per_cpu"]].mean().reset_index()
-    svg = line_panels(sz, ["case"], "size", "cpu", ["level"], levels, "file size (B)",
-                      "CPU busy, system-wide (%)", 1.0)
+    svg = line_panels(sz, ["case"], "size", "cpu", ["level"], levels, "file size (MiB)",
+                      "CPU busy, system-wide (%)", 1.0, xscale=1 << 20)
     if svg:
         out.append(Section("CPU vs file size", svg,
                            "System-wide CPU (/proc/stat: all processes and kernel threads, "
@@ -153,7 +154,9 @@ def sections(ctx: FigureContext) -> list[Section]:
             rows, cols = case_rows(eff, levels, lambda r: cell(r["pct_of_raw"], "%"))
             out.append(Section("Efficiency vs raw device", html_table(rows, cols, "s0-efficiency"),
                                "Median throughput as % of the raw device's in the same run and "
-                               "case (at a fixed block size IOPS give the same ratio)."))
+                               "case (at a fixed block size IOPS give the same ratio). Above "
+                               "100%: the filesystem's cache (page cache, ZFS's ARC) served more "
+                               "of a buffered run than the raw device's page cache did."))
     mixed = it[it["mixed"] & sweeps]
     if not mixed.empty:
         m = medians_of(mixed, ["suite", "case", "params", "level"])
