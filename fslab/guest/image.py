@@ -153,6 +153,9 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
     with _lock(root / f"{key}.lock"):
         if (final / "manifest.json").exists():
             return Image(final)
+        if os.geteuid() != 0:
+            raise FslabError("building the guest image needs root (debootstrap, chroot); "
+                             "run fslab as root once, or point FSLAB_CACHE at a built image")
         missing = [t for t in ("qemu-system-x86_64", "debootstrap", "mkfs.ext4", "cpio")
                    if not which(t)] + ([] if initramfs.busybox_static() else ["busybox (static)"])
         if missing:
@@ -168,7 +171,16 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
         os.replace(tmp, final)
         log(f"guest image {key} built in {manifest['build_seconds']:.0f}s")
-        return Image(final)
+    _prune(root, keep=final)
+    return Image(final)
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Remove superseded images (2 GB each). A guest still running one keeps its open files."""
+    for p in root.iterdir():
+        if p != keep and p.is_dir() and (p / "manifest.json").exists():
+            shutil.rmtree(p, ignore_errors=True)
+            (root / f"{p.name}.lock").unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -257,8 +269,7 @@ def _install_python_deps(rootfs: Path, deps: list[str], log: Callable[[str], Non
     """fslab's deps for the guest's python3 (Debian's 3.11, same ABI as ours when we are 3.11)."""
     target = rootfs / DEPS_DIR.lstrip("/")
     target.mkdir(parents=True)
-    # pip byte-compiles for python 3.11: under TCG, compiling at every import costs ~30 s per boot
-    argv = [sys.executable, "-m", "pip", "install", "--quiet",
+    argv = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
             "--disable-pip-version-check", "--target", str(target), "--only-binary=:all:"]
     if sys.version_info[:2] != (3, 11):
         # the guest runs Debian bookworm's python3.11: fetch wheels for it, not for us
@@ -267,7 +278,8 @@ def _install_python_deps(rootfs: Path, deps: list[str], log: Callable[[str], Non
                  "--platform", "manylinux2014_x86_64"]
     log(f"pip install --target {DEPS_DIR} ({len(deps)} pinned deps)")
     run(argv + deps, timeout=3600)
-    # the guest's own python3 compiles what pip did not (e.g. when we are not 3.11)
+    # byte-compile with the guest's own python3, on every core: under TCG, compiling at
+    # each import would cost ~30 s per boot
     run(["chroot", str(rootfs), "python3", "-m", "compileall", "-q", "-j", "0", DEPS_DIR],
         check=False, timeout=1800)
 

@@ -91,7 +91,7 @@ class Guest:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_die_with_parent)
         state.note("guest", self.ident, qemu_pid=self.proc.pid,
                    scratch=[str(p) for p in self.scratch])
         self._reader = threading.Thread(target=self._pump, args=(log,), daemon=True)
@@ -142,6 +142,15 @@ class Guest:
             self._reader.join(timeout=5)
         _remove(self.scratch)
         state.forget("guest", self.ident)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGKILL qemu if fslab dies, even by kill -9 (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass   # not Linux: `fslab cleanup` still finds the guest
 
 
 def _remove(paths: list) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -127,6 +129,7 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
                   scratch=[work])
     status = "failed"
     t0 = time.monotonic()
+    old_term = signal.signal(signal.SIGTERM, _interrupt)   # SIGTERM: same clean stop as Ctrl-C
     try:
         log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
             f"{guest.memory_mib} MiB); console log {logdir / 'console.log'}")
@@ -142,7 +145,14 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
             raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
                              f"last console lines:\n{tail}")
         gstatus = json.loads(status_file.read_text())
-        merged = merge(store, run_id, job / "out" / "results", label)
+        results_tar = job / "out" / "results.tar"
+        if not results_tar.exists():
+            raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
+        with tarfile.open(results_tar) as tar:
+            # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(work / "out", **safe)
+        merged = merge(store, run_id, work / "out" / "results", label)
         store.update_environment(run_id, {
             "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                       "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
@@ -156,4 +166,9 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         raise
     finally:
         guest.stop()
+        signal.signal(signal.SIGTERM, old_term)
         store.set_status(run_id, status)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
