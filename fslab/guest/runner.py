@@ -27,7 +27,7 @@ from fslab.guest.image import ensure_image
 from fslab.guest.merge import merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
-from fslab.profiles import GiB, parse_size
+from fslab.profiles import GiB, MiB, parse_size
 from fslab.store import Store
 
 GUEST_RESULTS = "/data/results"
@@ -59,7 +59,8 @@ def data_disk_bytes(plan: Plan) -> int:
             except Exception:   # the guest reports plan errors itself, with context
                 pass
         largest = max(largest, size * spec.devices)
-    return max(16 * GiB, 3 * largest + 4 * GiB)
+    size = max(16 * GiB, 3 * largest + 4 * GiB)
+    return -(-size // MiB) * MiB   # whole MiB: cache=none (O_DIRECT) needs aligned sizes
 
 
 def _tmp_base() -> Path:
