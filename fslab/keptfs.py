@@ -25,6 +25,7 @@ from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
 from fslab.proc import run
 from fslab.targets.base import Target
+from fslab.targets.loop import attach
 from fslab.teardown import detach_loop, zpool_imported
 
 
@@ -40,15 +41,10 @@ class KeptImageTarget(Target):
     def acquire(self, size_bytes: int, label: str) -> str:
         self.directory.mkdir(parents=True, exist_ok=True)
         image = self.directory / f"disk{len(self.devices)}.img"
-        if not image.exists():
+        if not image.exists():   # never noted as a "file": cleanup must not delete it
             with open(image, "wb") as f:
                 f.truncate(size_bytes)
-        argv = ["losetup", "--find", "--show"] + (["--direct-io=on"] if self.direct_io else [])
-        r = run(argv + [str(image)], check=False)
-        if not r.ok:   # the backing filesystem may refuse O_DIRECT
-            r = run(["losetup", "--find", "--show", str(image)])
-        dev = r.stdout.strip()
-        state.note("loop", dev, image=str(image))
+        dev = attach(image, self.direct_io)
         self.devices.append((dev, str(image)))
         return dev
 

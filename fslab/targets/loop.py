@@ -28,17 +28,7 @@ class LoopTarget(Target):
         state.note("file", str(image))
         with open(image, "wb") as f:
             f.truncate(size_bytes)       # sparse: costs no disk until written
-        argv = ["losetup", "--find", "--show"]
-        if self.direct_io:
-            argv.append("--direct-io=on")
-        argv.append(str(image))
-        r = run(argv, check=False)
-        if not r.ok and self.direct_io:   # some backing filesystems refuse O_DIRECT
-            r = run(argv[:3] + [str(image)])
-        elif not r.ok:
-            run(argv)
-        dev = r.stdout.strip()
-        state.note("loop", dev, image=str(image))
+        dev = attach(image, self.direct_io)
         self.devices.append((dev, str(image)))
         return dev
 
@@ -61,6 +51,22 @@ class LoopTarget(Target):
 
     def image_paths(self) -> list[str]:
         return [img for _, img in self.devices]
+
+
+def attach(image: str | Path, direct_io: bool = True) -> str:
+    """A loop device over `image` (noted for cleanup), with direct I/O where the kernel agrees."""
+    argv = ["losetup", "--find", "--show"]
+    if direct_io:
+        argv.append("--direct-io=on")
+    argv.append(str(image))
+    r = run(argv, check=False)
+    if not r.ok and direct_io:   # some backing filesystems refuse O_DIRECT
+        r = run(argv[:3] + [str(image)])
+    elif not r.ok:
+        run(argv)
+    dev = r.stdout.strip()
+    state.note("loop", dev, image=str(image))
+    return dev
 
 
 def backing_device_of(path: str) -> dict:

@@ -1,0 +1,256 @@
+"""Reliability suites end to end: integrity, enospc and aging on real loop images, via the CLI.
+
+The integrity assertions check that the classification is internally consistent with
+the evidence the run collected, and that the checksumming filesystems (btrfs, zfs)
+did not return a flipped data block silently. If they ever do, these tests fail: the
+measurement is the claim, and hiding a surprise would defeat the suite.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import fslab_cmd, needs_root, run_fslab
+
+from fslab import fiemap, gitreplay
+from fslab.integrity import MAGIC, Location, flip, scan_images, tag
+
+OUTCOMES = {"detected", "silent", "healed"}
+
+
+# --- pure pieces (no root) -----------------------------------------------------
+
+def test_scan_finds_every_tag_and_flip_changes_only_its_bytes(tmp_path):
+    img = tmp_path / "img"
+    nonce = b"\x01" * 8
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)                       # sparse: the scan must skip the holes
+        for i, off in enumerate((0, 4096 * 7, 40 << 20, (64 << 20) - 4096)):
+            f.seek(off)
+            f.write(tag(nonce, 3, i) + b"x" * 100)
+    found = scan_images([str(img)], MAGIC + nonce, extra=4)
+    assert {k: [loc.offset for loc in v] for k, v in found.items()} == {
+        tag(nonce, 3, 0): [0], tag(nonce, 3, 1): [4096 * 7],
+        tag(nonce, 3, 2): [40 << 20], tag(nonce, 3, 3): [(64 << 20) - 4096]}
+    before = img.read_bytes()
+    flip([str(img)], Location(0, 4096 * 7), 16, 8)
+    after = img.read_bytes()
+    diff = [i for i in range(len(before)) if before[i] != after[i]]
+    assert diff == list(range(4096 * 7 + 16, 4096 * 7 + 24))
+
+
+def test_generated_history_is_deterministic_and_realistic(tmp_path):
+    spec = gitreplay.HistorySpec(seed=3, files=200, commits=25)
+    a = gitreplay.generate(tmp_path / "a", spec)
+    b = gitreplay.generate(tmp_path / "b", spec)
+    assert a == b and len(a) == 26
+    assert gitreplay.generate(tmp_path / "a", spec) == a          # cached
+    log = subprocess.run(["git", "log", "--name-status", "--format=", "-M"], cwd=tmp_path / "a",
+                         capture_output=True, text=True, check=True).stdout
+    kinds = {line.split("\t")[0][0] for line in log.splitlines() if line}
+    assert {"A", "M", "D", "R"} <= kinds, kinds
+    depth = max(p.relative_to(tmp_path / "a").as_posix().count("/")
+                for p in (tmp_path / "a").rglob("*") if ".git" not in p.parts)
+    assert depth >= 4
+
+
+def test_layout_score_of_a_file_is_between_0_and_1(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(random.Random(1).randbytes(1 << 20))
+    os.sync()
+    try:
+        lay = fiemap.layout([str(p)])
+    except fiemap.FiemapUnsupported:
+        pytest.skip("the filesystem under /tmp has no FIEMAP")
+    assert lay.blocks == 256 and 0 <= lay.score <= 1
+
+
+# --- end to end (root) --------------------------------------------------------
+
+def _db(results: Path) -> sqlite3.Connection:
+    return sqlite3.connect(results / "fslab.sqlite")
+
+
+def _units(results: Path) -> list[tuple]:
+    return _db(results).execute('SELECT fs, variant, "case", status, message FROM units').fetchall()
+
+
+def _records(results: Path, **where) -> dict[str, float]:
+    cond = " AND ".join(f'"{k}"=?' for k in where)
+    rows = _db(results).execute(f"SELECT metric, value FROM records WHERE {cond}",
+                                tuple(where.values())).fetchall()
+    return dict(rows)
+
+
+def _artifact(results: Path, name: str, **where) -> dict:
+    cond = " AND ".join(f'"{k}"=?' for k in where)
+    (art,) = _db(results).execute(f"SELECT DISTINCT artifact FROM records WHERE {cond} "
+                                  "AND artifact LIKE ?", (*where.values(), f"%{name}")).fetchone()
+    return json.loads((results / art).read_text())
+
+
+def _run_all_done(results: Path, tmp_path: Path, *args: str) -> None:
+    run_fslab("run", *args, "--results", str(results), "--workdir", str(tmp_path / "w"))
+    assert all(u[3] == "done" for u in _units(results)), _units(results)
+
+
+def _no_leftovers(tmp_path: Path, state_dir: Path) -> list[str]:
+    """Our mounts and loop devices (all under tmp_path), and our state file's entries."""
+    out = [line.split()[4] for line in open("/proc/self/mountinfo") if str(tmp_path) in line]
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    out += [ln for ln in loops.splitlines() if str(tmp_path) in ln and "(deleted)" not in ln]
+    res = state_dir / "resources.json"
+    if res.exists() and res.read_text().strip() not in ("", "[]"):
+        out.append(res.read_text())
+    return out
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_integrity_matrix_is_measured_and_consistent(state_dir, results, tmp_path):
+    _run_all_done(results, tmp_path, "--fs", "ext4,xfs,btrfs,zfs", "--suite", "integrity",
+                  "--profile", "smoke", "--iterations", "1")
+    for fs in ("ext4", "xfs", "btrfs", "zfs"):
+        for case in ("data", "metadata"):
+            res = _artifact(results, "integrity.json", fs=fs, case=case)
+            rec = _records(results, fs=fs, case=case)
+            damaged = [v for v in res["victims"] if v["outcome"] is not None]
+            # every damaged file or directory is classified exactly once, consistently
+            assert len({v["name"] for v in res["victims"]}) == len(res["victims"])
+            assert all(v["outcome"] in OUTCOMES for v in damaged)
+            assert rec["damaged"] == len(damaged) == sum(res["counts"].values())
+            for o in OUTCOMES if damaged else ():
+                assert rec[o] == res["counts"][o]
+            for v in damaged:
+                assert (v["error"] is not None) == (v["outcome"] == "detected"), v
+                # correct data after a flip needs a good copy somewhere
+                if v["outcome"] == "healed":
+                    assert v["copies_found"] >= 2, (fs, case, v)
+            if case == "data":
+                assert res["tagged_blocks_found"] >= res["tagged_blocks_written"], (fs, res)
+                assert len(damaged) == len(res["victims"]) > 0
+                if fs != "zfs":
+                    assert rec["fiemap_agreement"] == 1.0, (fs, res["fiemap_crosscheck"])
+            if not damaged:
+                assert res["not_damaged"] and "detected" not in rec, (fs, case)
+    # data checksums: a flipped data block must not come back silently
+    for fs in ("btrfs", "zfs"):
+        rec = _records(results, fs=fs, case="data")
+        assert rec["silent"] == 0, f"{fs} returned corrupted data silently: {rec}"
+        assert rec["detected"] + rec["healed"] == rec["damaged"]
+    assert _records(results, fs="btrfs", case="data")["reported_corruption_errs"] > 0
+    assert _records(results, fs="zfs", case="data")["reported_cksum_errors"] > 0
+    # ext4 and xfs have no data checksums: whatever came back was measured, and said
+    for fs in ("ext4", "xfs"):
+        rec = _records(results, fs=fs, case="data")
+        assert rec["silent"] + rec["detected"] + rec["healed"] == rec["damaged"]
+    assert not _no_leftovers(tmp_path, state_dir)
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_enospc_fills_and_recovers(state_dir, results, tmp_path):
+    _run_all_done(results, tmp_path, "--fs", "ext4,xfs", "--suite", "enospc", "--profile", "smoke",
+                  "--iterations", "1")
+    for fs in ("ext4", "xfs"):
+        for case in ("large_file", "small_files"):
+            rec = _records(results, fs=fs, case=case)
+            res = _artifact(results, "enospc.json", fs=fs, case=case)
+            assert rec["fill_reached_enospc"] == 1 and rec["fill_errno"] == 28, (fs, case, res)
+            failed = [m for m in rec if m.startswith("fill_failed_at_")]
+            assert failed == [f"fill_failed_at_{res['fill_result']['failed_call']}"]
+            assert 0 < rec["usable_bytes"] <= rec["image_bytes"]
+            # written at failure is close to what statvfs promised (root may use reserved blocks)
+            assert 0.6 * rec["usable_bytes"] < rec["filled_bytes"] < 1.1 * rec["usable_bytes"]
+            assert rec["precious_intact"] == 1 and rec["checker_clean"] == 1
+            assert rec["reclaimed_fraction"] > 0.9
+            assert {f"when_full_{op}_ok" for op in ("create", "mkdir", "append", "overwrite",
+                                                     "rename", "rm")} <= set(rec)
+            if case == "small_files":
+                assert rec["filled_files"] > 1000
+    assert not _no_leftovers(tmp_path, state_dir)
+
+
+AGING_PLAN = """
+[run]
+profile = "smoke"
+iterations = 1
+[[filesystem]]
+name = "{fs}"
+[[suite]]
+kind = "aging"
+workloads = {workloads}
+pulls = {pulls}
+every = {every}
+files = 200
+overwrites = 1
+steps_per_overwrite = 6
+"""
+
+
+@needs_root()
+@pytest.mark.e2e
+@pytest.mark.parametrize("fs", ["ext4", "zfs"])
+def test_aging_smoke_records_curves(fs, state_dir, results, tmp_path):
+    plan = tmp_path / "aging.toml"
+    plan.write_text(AGING_PLAN.format(fs=fs, workloads='["git", "churn"]', pulls=6, every=3))
+    _run_all_done(results, tmp_path, str(plan))
+    db = _db(results)
+    for case in ("git", "churn"):          # both 6 steps, measured every 3
+        rows = db.execute("SELECT params, metric, value FROM records WHERE \"case\"=? AND "
+                          "params LIKE '%\"step\"%'", (case,)).fetchall()
+        by_step: dict[int, dict[str, float]] = {}
+        for params, metric, value in rows:
+            by_step.setdefault(json.loads(params)["step"], {})[metric] = value
+        assert sorted(by_step) == [3, 6], (case, by_step)
+        for s, m in by_step.items():
+            assert m["grep_cost_aged"] > 0 and m["grep_cost_unaged"] > 0
+            assert m["aging_factor"] == pytest.approx(m["grep_cost_aged"] / m["grep_cost_unaged"])
+            assert m["tree_bytes"] > 0
+            if fs == "zfs":   # no FIEMAP: no layout number at all, and it says so
+                assert "layout_score_aged" not in m and m["layout_measurable"] == 0
+            else:
+                assert 0 < m["layout_score_aged"] <= 1 and 0 < m["layout_score_unaged"] <= 1
+    rec = _records(results, case="git")
+    assert rec["failed_steps"] == 0 and rec["resumes"] == 0
+    assert not list(results.glob("runs/*/aging-state/*")), "kept images must go once done"
+    assert not _no_leftovers(tmp_path, state_dir)
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_aging_resumes_after_kill9_from_its_journal(state_dir, results, tmp_path):
+    plan = tmp_path / "aging.toml"
+    plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=24, every=8))
+    p = subprocess.Popen([*fslab_cmd(), "run", str(plan), "--results", str(results)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env={**os.environ, "FSLAB_STATE_DIR": str(state_dir)})
+    deadline, step = time.time() + 300, 0
+    while time.time() < deadline and step < 12:
+        time.sleep(0.3)
+        for j in results.glob("runs/*/aging-state/**/journal.json"):
+            try:
+                step = json.loads(j.read_text()).get("next_step", 0)
+            except ValueError:
+                pass
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert step >= 12, "the aging run did not get far enough to be killed mid-way"
+    (run_id,) = _db(results).execute("SELECT run_id FROM runs").fetchone()
+    assert list(results.glob(f"runs/{run_id}/aging-state/**/disk0.img")), "image must be kept"
+    run_fslab("run", "--resume", run_id, "--results", str(results))
+    rec = _records(results, case="git")
+    assert rec["resumes"] == 1 and rec["failed_steps"] == 0
+    steps = {json.loads(p)["step"] for (p,) in _db(results).execute(
+        "SELECT params FROM records WHERE metric='grep_cost_aged'")}
+    assert steps == {8, 16, 24}          # measurements from before the kill are kept
+    assert not _no_leftovers(tmp_path, state_dir)
+    assert not list(results.glob(f"runs/{run_id}/aging-state/*"))
