@@ -254,3 +254,31 @@ def test_aging_resumes_after_kill9_from_its_journal(state_dir, results, tmp_path
     assert steps == {8, 16, 24}          # measurements from before the kill are kept
     assert not _no_leftovers(tmp_path, state_dir)
     assert not list(results.glob(f"runs/{run_id}/aging-state/*"))
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_aging_logs_a_failed_pull_and_goes_on(state_dir, results, tmp_path):
+    """A user repository with a missing object: that pull fails (git's fetch dies with 128,
+    `git pull` itself exits non-zero), is logged with git's own words, and the unit still
+    finishes with its measurements."""
+    src = tmp_path / "src"
+    gitreplay.init_repo(src)
+    for i in range(5):
+        (src / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n" * 200)
+        gitreplay.git(["add", "."], src)
+        gitreplay.git(["commit", "-q", "-m", f"c{i}"], src)
+    blob = gitreplay.git(["rev-parse", "HEAD~2:f2.c"], src).stdout.strip()
+    (src / ".git" / "objects" / blob[:2] / blob[2:]).unlink()      # commit 3 cannot be sent
+    plan = tmp_path / "aging.toml"
+    plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=5, every=5)
+                    + f'repo = "{src}"\n')
+    _run_all_done(results, tmp_path, str(plan))
+    rec = _records(results, case="git")
+    assert rec["failed_steps"] >= 1 and "grep_cost_aged" in rec
+    journal = _artifact(results, "aging-journal.json", case="git")
+    first = journal["failures"][0]
+    assert first["step"] == 3 and first["exit"] != 0 and "corruption" in first["output"], first
+    log = next(results.glob("runs/*/ext4-default/aging-git-*/iter-001/failed-steps.log")).read_text()
+    assert f"step 3 {first['sha']}: git pull exit {first['exit']}" in log
+    assert not _no_leftovers(tmp_path, state_dir)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
 import time
 from pathlib import Path
 from typing import Any

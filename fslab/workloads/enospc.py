@@ -60,6 +60,7 @@ class Fill:
     errno: int | None = None
     stopped_by: str = "error"            # error | max_files | max_seconds
     seconds: float = 0.0
+    later_errors: list[tuple[str, int | None]] = field(default_factory=list)   # fsync/close after it
     paths: list[str] = field(default_factory=list)
 
 
@@ -180,7 +181,7 @@ def _fill_large(d: Path, rng: random.Random, config: dict) -> Fill:
         except OSError as e:
             if f.failed_call is None:
                 f.failed_call, f.errno = call, e.errno
-            f.__dict__.setdefault("later_errors", []).append([call, e.errno])
+            f.later_errors.append((call, e.errno))
     f.seconds = time.perf_counter() - t0
     return f
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import orjson
 
 from fslab.errors import FslabError
-from fslab.integrity import OUTCOMES, corrupt_and_classify
+from fslab.integrity import corrupt_and_classify
 from fslab.profiles import Profile
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -104,5 +104,4 @@ def measurements(res: dict, artifact: str) -> list[Measurement]:
         ms.append(m("fiemap_agreement", cross["agree"] / cross["checked"], "ratio", "higher"))
     if "tagged_blocks_written" in res:
         ms.append(m("tagged_blocks_found", res["tagged_blocks_found"], "count"))
-    assert set(res["counts"]) == set(OUTCOMES)
     return ms
