@@ -141,7 +141,10 @@ class Zfs(Driver):
         if not zpool_imported(inst.pool):
             self._import(inst)
         # mount options (e.g. atime=off) go as properties too; plain "-o" for zfs mount
-        run(["zfs", "set", f"mountpoint={inst.mountpoint}", inst.pool])
+        current = run(["zfs", "get", "-H", "-o", "value", "mountpoint", inst.pool], check=False)
+        if current.stdout.strip() != str(inst.mountpoint):
+            # setting it again after an import remounts, which zfs-fuse may refuse as busy
+            run(["zfs", "set", f"mountpoint={inst.mountpoint}", inst.pool])
         if not _zfs_mounted(inst.pool):
             argv = ["zfs", "mount"]
             if inst.spec.mount_options:
