@@ -263,3 +263,13 @@ def test_cleanup_stops_a_running_guest_and_removes_its_disks(image, state_dir, t
         assert not any(e["kind"] == "guest" for e in state.entries())
     finally:
         g.stop()
+
+
+def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
+    from fslab import plan as plans
+    from fslab.guest.runner import data_disk_bytes
+    p = plans.parse('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "jfs"\n'
+                    'image_size = "20000000000"\n[[suite]]\nkind = "fio"\n')
+    size = data_disk_bytes(p)
+    assert size % (1 << 20) == 0           # qemu's cache=none needs aligned disks
+    assert size >= 2 * 20_000_000_000

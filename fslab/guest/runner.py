@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 import fslab
-from fslab import plan as plans
+from fslab import plan as plans, state
 from fslab.errors import FslabError
 from fslab.guest import accel
 from fslab.guest.image import ensure_image
@@ -102,44 +102,27 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
     store.update_environment(run_id, {"guest": guest_info, "target": {"kind": "guest"}})
 
     work = Path(tempfile.mkdtemp(prefix="fslab-guest-", dir=_tmp_base()))
-    job = work / "job"
-    (job / "src").mkdir(parents=True)
-    _copy_source(job / "src")
-    guest_plan = plan.model_copy(update={"target": {}, "hosts": None})
-    (job / "plan.toml").write_text(plans.to_toml(guest_plan))
-    data = work / "data.img"
-    with open(data, "wb") as f:
-        f.truncate(data_disk_bytes(plan))
-    (job / "job.json").write_text(json.dumps({
-        "argv": ["python3", "-m", "fslab", "run", "/job/plan.toml", "--results", GUEST_RESULTS,
-                 "--workdir", "/data/work", "--no-summary"],
-        "data_disk": "/dev/vdb", "results": GUEST_RESULTS,
-        # plain output on the serial console; the guest's own state file
-        "env": {"TERM": "dumb", "COLUMNS": "120", "NO_COLOR": "1", "FSLAB_STATE_DIR": "/run/fslab",
-                "PYTHONUNBUFFERED": "1"},
-    }))
-    (work / "data").mkdir()
-    logdir = store.run_dir(run_id) / label
-    logdir.mkdir(parents=True, exist_ok=True)
-    guest = Guest(image.kernel, image.initrd, verdict["accel"], rootfs=image.rootfs,
-                  data_disk=data, job_dir=job,
-                  memory_mib=int(os.environ.get("FSLAB_GUEST_MEMORY_MIB", 2048)),
-                  cpus=int(os.environ.get("FSLAB_GUEST_CPUS", min(2, os.cpu_count() or 1))),
-                  console_log=logdir / "console.log",
-                  on_line=lambda line: console.print(f"[dim]│[/] {escape(line)}", highlight=False),
-                  scratch=[work])
+    state.note("dir", str(work))   # until the guest owns it: a failed setup leaves nothing
+    try:
+        guest = _prepare(plan, image, verdict["accel"], work, store.run_dir(run_id) / label,
+                         console)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        state.forget("dir", str(work))
+        raise
     status = "failed"
     t0 = time.monotonic()
     old_term = signal.signal(signal.SIGTERM, _interrupt)   # SIGTERM: same clean stop as Ctrl-C
     try:
         log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
-            f"{guest.memory_mib} MiB); console log {logdir / 'console.log'}")
+            f"{guest.memory_mib} MiB); console log {guest.console_log}")
         guest.start()
         rc = guest.wait(timeout=timeout_s)
         if rc is None:
             raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
                              "(FSLAB_GUEST_TIMEOUT)")
         seconds = round(time.monotonic() - t0, 1)
+        job = work / "job"
         status_file = job / "out" / "status.json"
         if not status_file.exists():
             tail = "\n".join(guest.lines[-15:])
@@ -166,10 +149,40 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         status = "interrupted"
         raise
     finally:
-        guest.stop()
+        guest.stop()                      # also removes `work` (the guest's scratch)
+        state.forget("dir", str(work))
         signal.signal(signal.SIGTERM, old_term)
         store.set_status(run_id, status)
 
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,
+             console: Console) -> Guest:
+    """The job share (fslab's source, the plan, job.json), the data disk, and the Guest."""
+    job = work / "job"
+    (job / "src").mkdir(parents=True)
+    _copy_source(job / "src")
+    guest_plan = plan.model_copy(update={"target": {}, "hosts": None})
+    (job / "plan.toml").write_text(plans.to_toml(guest_plan))
+    data = work / "data.img"
+    with open(data, "wb") as f:
+        f.truncate(data_disk_bytes(plan))
+    (job / "job.json").write_text(json.dumps({
+        "argv": ["python3", "-m", "fslab", "run", "/job/plan.toml", "--results", GUEST_RESULTS,
+                 "--workdir", "/data/work", "--no-summary"],
+        "data_disk": "/dev/vdb", "results": GUEST_RESULTS,
+        # plain output on the serial console; the guest's own state file
+        "env": {"TERM": "dumb", "COLUMNS": "120", "NO_COLOR": "1", "FSLAB_STATE_DIR": "/run/fslab",
+                "PYTHONUNBUFFERED": "1"},
+    }))
+    logdir.mkdir(parents=True, exist_ok=True)
+    return Guest(image.kernel, image.initrd, accel_name, rootfs=image.rootfs,
+                 data_disk=data, job_dir=job,
+                 memory_mib=int(os.environ.get("FSLAB_GUEST_MEMORY_MIB", 2048)),
+                 cpus=int(os.environ.get("FSLAB_GUEST_CPUS", min(2, os.cpu_count() or 1))),
+                 console_log=logdir / "console.log",
+                 on_line=lambda line: console.print(f"[dim]│[/] {escape(line)}", highlight=False),
+                 scratch=[work])
