@@ -42,7 +42,10 @@ def markdown(loaded: Loaded) -> str:
     runs = ", ".join(f"`{r['run_id']}` ({r['status']}, {r.get('profile') or r.get('source') or ''})"
                      for r in loaded.runs)
     lines = [f"# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
-             + ", ".join(a.levels) + ".", "", "## Verdicts", "", md_table(verdict_table(a)), ""]
+             + ", ".join(a.levels) + ".", ""]
+    from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
+    lines += [f"> **{n}**\n" for n in report_notes(loaded.runs)]
+    lines += ["## Verdicts", "", md_table(verdict_table(a)), ""]
     lines += [f"- {n}" for n in footnotes(a)]
     if not a.omnibus.empty:
         cols = [c for c in ("suite", "case", "metric", "kw_p", "anova_p", "shapiro_p", "levene_p",

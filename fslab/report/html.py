@@ -37,7 +37,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
-        verdicts=_table(verdict_table(a)), notes=footnotes(a),
+        verdicts=_table(verdict_table(a)), notes=_guest_notes(loaded) + footnotes(a),
         suites=_suites(loaded, results_root),
         omnibus=_table(_labelled(a.omnibus, a)),
         regression=_table(a.regression),
@@ -47,6 +47,11 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+
+
+def _guest_notes(loaded: Loaded) -> list[str]:
+    from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
+    return report_notes(loaded.runs)
 
 
 def _table(df: pd.DataFrame) -> dict:
