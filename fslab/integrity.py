@@ -29,6 +29,7 @@ import errno
 import os
 import random
 import re
+import shutil
 import struct
 import time
 from dataclasses import dataclass, field
@@ -211,6 +212,7 @@ class Victim:
     name: str                          # the file or directory path
     key: bytes                         # the bytes that identify it on the image
     block: int = 0                     # data: which 4 KiB block of the file is damaged
+    obj: int = 0                       # metadata: the directory's inode (ZFS object) number
     locations: list[Location] = field(default_factory=list)
     fiemap_offset: int | None = None
     outcome: str | None = None         # detected / silent / healed, or None if not damaged
@@ -228,6 +230,7 @@ class Experiment:
     copies: str                    # "one" or "all" on-disk copies of each damaged block
     seed: int
     log: Callable[[str], None]
+    zfs_metadata: bool = False     # opt-in: damage ZFS metadata located with zdb
     nonce: bytes = b""
     victims: list[Victim] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
@@ -243,7 +246,8 @@ class Experiment:
 
 def corrupt_and_classify(inst: Instance, *, damage: str = "data", files: int = 16,
                          blocks_per_file: int = 16, damaged: int = 8, copies: str = "one",
-                         seed: int = 0, log: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+                         seed: int = 0, log: Callable[[str], None] = lambda m: None,
+                         zfs_metadata: bool = False) -> dict[str, Any]:
     """Damage `damaged` files (or directories) of a mounted Instance on its image; classify.
 
     Returns a plain dict: counts per outcome, each victim, what the filesystem
@@ -257,7 +261,7 @@ def corrupt_and_classify(inst: Instance, *, damage: str = "data", files: int = 1
     if not inst.target.image_paths():
         raise ValueError("corrupt_and_classify needs a loop-image target (it edits the image file)")
     ex = Experiment(inst, damage, files, blocks_per_file, min(damaged, files), copies, seed, log,
-                    nonce=random.Random(seed).randbytes(8))
+                    zfs_metadata, nonce=random.Random(seed).randbytes(8))
     ex.result = {"damage": damage, "copies": "all" if damage == "metadata" else copies,
                  "fs": inst.driver.name,
                  "images": len(ex.images), "nonce": ex.nonce.hex()}
@@ -307,7 +311,8 @@ def _write(ex: Experiment) -> dict[str, Any]:
             for n in names:
                 (dpath / n).touch()
             expected[str(dpath)] = sorted(names)
-            ex.victims.append(Victim(str(dpath), names[rng.randrange(len(names))].encode()))
+            ex.victims.append(Victim(str(dpath), names[rng.randrange(len(names))].encode(),
+                                     obj=dpath.stat().st_ino))
     else:
         for f in sorted(rng.sample(range(ex.files), ex.damaged)):
             block = rng.randrange(ex.blocks_per_file)
@@ -352,13 +357,27 @@ def _locate_and_flip(ex: Experiment) -> bool:
             v.locations = sorted(found.get(v.key, []), key=lambda loc: (loc.image, loc.offset))
         _crosscheck_fiemap(ex)
         at, length = FLIP_AT, FLIP_LEN
+        mask = 0xFF
+    elif ex.inst.pool:
+        # ZFS compresses metadata, so the names are not on the image: zdb can say where the
+        # directory's blocks are (opt-in: damaged metadata once left zfs-fuse 0.7 deadlocked,
+        # every zpool command hanging, which stops every other user of that daemon too)
+        if ex.zfs_metadata:
+            for v in ex.victims:
+                v.locations = zfs_object_blocks(ex.inst, v.obj)
+            ex.result["metadata_located_by"] = "zdb block pointers (DVAs) of the directory object"
+        else:
+            ex.result["metadata_located_by"] = ZFS_METADATA_OFF
+        at, length, mask = ZFS_FLIP_AT, 16, 0xFF
     else:
         prefix = _entry_name(ex.nonce, 0, 0).encode()[:len("fslabmeta") + 16]
         found = scan_images(images, prefix, extra=len(ex.victims[0].key) - len(prefix))
         for v in ex.victims:
             v.locations = sorted(found.get(v.key, []), key=lambda loc: (loc.image, loc.offset))
         # flip the hex nonce of the name (XOR 0x20 keeps it a legal name: no '/' or NUL)
-        at, length = len("fslabmeta"), 16
+        at, length, mask = len("fslabmeta"), 16, 0x20
+        ex.result["metadata_located_by"] = "scan of the image for the entry's name"
+    if ex.damage == "metadata":
         ex.result["metadata_copies_found"] = sum(len(v.locations) for v in ex.victims)
     for i, v in enumerate(ex.victims):
         if not v.locations:
@@ -368,12 +387,13 @@ def _locate_and_flip(ex: Experiment) -> bool:
         else:   # alternate between copies, so a mirror read hits a damaged copy half the time
             targets = [v.locations[i % len(v.locations)]]
         for loc in targets:
-            flip(images, loc, at, length, mask=0xFF if ex.damage == "data" else 0x20)
+            flip(images, loc, at, length, mask=mask)
         v.outcome = "pending"
     flush_devices(ex.inst.devices)
     damaged = [v for v in ex.victims if v.outcome == "pending"]
     if not damaged:
         ex.result["not_damaged"] = (
+            ZFS_METADATA_OFF if ex.result.get("metadata_located_by") == ZFS_METADATA_OFF else
             "the victims' bytes were not found on the image (compressed, encrypted or "
             "inline metadata?): nothing was damaged, nothing is classified")
         ex.log(ex.result["not_damaged"])
@@ -394,6 +414,37 @@ def _crosscheck_fiemap(ex: Experiment) -> None:
         else:
             agree += (0, v.fiemap_offset) in offsets
     ex.result["fiemap_crosscheck"] = {"checked": checked, "agree": agree}
+
+
+ZFS_METADATA_OFF = ("not attempted: ZFS compresses metadata, so directory names are not on the "
+                    "image; locating the blocks with zdb is opt-in (zfs_metadata = true) because "
+                    "zfs-fuse 0.7 deadlocked after its metadata was damaged here")
+ZFS_LABELS = 4 << 20     # a vdev's first 4 MiB: two labels and the boot block; DVAs start after
+ZFS_FLIP_AT = 32         # inside the block's (compressed) payload, not past its physical size
+
+
+def zfs_object_blocks(inst: Instance, obj: int) -> list[Location]:
+    """Image offsets of every copy (DVA) of ZPL object `obj`'s data blocks, from `zdb -e`
+    on the exported pool. A mirror keeps each DVA at the same offset on every child."""
+    ddir = inst.workdir / f"zdb-{inst.label}"
+    shutil.rmtree(ddir, ignore_errors=True)     # only this instance's devices, never stale links
+    ddir.mkdir()
+    for d in inst.devices:
+        (ddir / os.path.basename(d)).symlink_to(d)
+    # zdb's "pool obj" means the MOS's object, not the file system's: dump everything and
+    # read the object from the ZPL dataset's section
+    r = run(["zdb", "-e", "-p", str(ddir), "-dddddd", inst.pool], check=False, timeout=300)
+    zpl = r.stdout.split("[ZPL]", 1)[1] if "[ZPL]" in r.stdout else ""
+    out = []
+    for block in re.split(r"\n\s+Object\s+lvl[^\n]*\n", zpl)[1:]:
+        if int(block.split(None, 1)[0]) != obj:
+            continue
+        for line in block.splitlines():
+            if " L0 " in line:
+                for m in re.finditer(r"\b0:([0-9a-f]+):([0-9a-f]+)\b", line.split(" L0 ", 1)[1]):
+                    off = ZFS_LABELS + int(m[1], 16)
+                    out += [Location(i, off) for i in range(len(inst.devices))]
+    return out
 
 
 def _btrfs_map_logical(inst: Instance, logical: int) -> set[tuple[int, int]]:
