@@ -36,10 +36,41 @@ def fuse_daemon_pid() -> int | None:
     return None
 
 
-def ensure_fuse_daemon() -> bool:
-    """Start zfs-fuse if it is not running. True if this call started it."""
-    if fuse_daemon_pid():
+def responsive(timeout: float = 20) -> bool:
+    """Does the zfs-fuse daemon answer? (It can deadlock, e.g. on a damaged pool.)"""
+    try:
+        return run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=timeout).ok
+    except StepFailed:   # timed out
         return False
+
+
+def restart_hung_daemon(pid: int) -> None:
+    """Kill a hung zfs-fuse that fslab started, and unmount what it left stale."""
+    ours = any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
+               for e in state.entries())
+    if not ours:
+        raise StepFailed(f"the zfs-fuse daemon (pid {pid}) does not respond and was not started "
+                         "by fslab: restart it (or kill it and run `fslab cleanup`)")
+    os.kill(pid, 9)
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.1)
+    with open("/proc/self/mountinfo") as f:   # fstype is the first field after " - "
+        stale = [ln.split()[4] for ln in f if ln.partition(" - ")[2].startswith("fuse.zfs ")]
+    for mp in stale:
+        run(["umount", "-l", mp], check=False)
+    state.forget("daemon", "zfs-fuse")
+
+
+def ensure_fuse_daemon() -> bool:
+    """Start zfs-fuse if it is not running (or restart it if fslab's own hung).
+    True if this call started it."""
+    pid = fuse_daemon_pid()
+    if pid and responsive():
+        return False
+    if pid:
+        restart_hung_daemon(pid)
     pidfile = state.state_dir() / "zfs-fuse.pid"
     pidfile.unlink(missing_ok=True)
     # --no-kstat-mount: do not leave a /zfs-kstat mount behind
