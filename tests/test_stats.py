@@ -13,7 +13,7 @@ from statsmodels.stats.multitest import multipletests
 
 from fslab.analysis import analyze
 from fslab.analysis.describe import median_ci_ranks, min_samples_for_median_ci
-from fslab.analysis.pairwise import cliffs_delta, holm, magnitude
+from fslab.analysis.pairwise import cliffs_delta, holm, magnitude, row_medians
 from fslab.records import RECORD_COLUMNS
 
 # fixed data: three filesystems, 8 rounds; xfs clearly faster, btrfs ~ ext4; one wild value
@@ -148,6 +148,19 @@ def test_reproducible_bootstrap_and_too_few_note():
     assert list(one) == list(two)
     tiny = analyze(frame({"ext4": [1.0, 2], "xfs": [5.0, 6]}), regression=False).pairs.iloc[0]
     assert tiny["verdict"] == "~" and "cannot show a difference" in tiny["note"]
+
+
+def test_bootstrap_row_medians_equal_numpy_median_bit_for_bit():
+    rng = np.random.default_rng(7)
+    samples = [rng.lognormal(size=250) * 1e9, rng.integers(0, 3, size=30).astype(float),
+               rng.normal(size=8) * 1e-300, np.array([np.inf, -np.inf, 1.0, 0.0, 5.0]),
+               np.array([0.0, -0.0, 1.0]), np.array([1.0, np.nan, 2.0]), np.array([3.0])]
+    for v in samples:
+        m = v[rng.integers(0, len(v), size=(1000, len(v)))]
+        with np.errstate(invalid="ignore"):
+            fast, ref = row_medians(m), np.median(m, axis=1)
+        assert np.array_equal(fast, ref, equal_nan=True)
+        assert np.array_equal(np.signbit(fast), np.signbit(ref))
 
 
 def test_cliffs_delta_and_holm_helpers():

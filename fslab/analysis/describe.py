@@ -64,7 +64,7 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out[["median_ci_lo", "median_ci_hi"]] = _median_cis(data, cols, out)
     out["median_ci_note"] = np.where(out["median_ci_lo"].isna(),
                                      f"too few samples (need >= {min_samples_for_median_ci()})", "")
-    flags = outlier_mask(data["value"], [data[c] for c in cols])
+    flags = data["outlier"] if "outlier" in data else outlier_mask(data["value"], [data[c] for c in cols])
     counts = flags.groupby([data[c] for c in cols], sort=True, dropna=False).sum()
     out["outliers"] = counts.to_numpy().astype(int)
     return out

@@ -75,15 +75,16 @@ class BootstrapMedians:
     Each level's medians are computed once, however many pairs it is in.
     """
     def __init__(self, seed_key: tuple, rounds: int = BOOTSTRAP):
-        self.seed_key, self.rounds, self.cache = seed_key, rounds, {}
+        self.seed_key, self.rounds, self.cache, self.resamples = seed_key, rounds, {}, {}
 
     def medians(self, level: str, values: np.ndarray, paired: bool) -> np.ndarray:
         key = (level, paired)
         if key not in self.cache:
             stream = ("rounds", len(values)) if paired else ("level", level)
-            rng = np.random.default_rng(stable_seed(*self.seed_key, *stream))
-            idx = rng.integers(0, len(values), size=(self.rounds, len(values)))
-            self.cache[key] = np.median(values[idx], axis=1)
+            if stream not in self.resamples:    # paired levels share one stream: draw it once
+                rng = np.random.default_rng(stable_seed(*self.seed_key, *stream))
+                self.resamples[stream] = rng.integers(0, len(values), size=(self.rounds, len(values)))
+            self.cache[key] = row_medians(values[self.resamples[stream]])
         return self.cache[key]
 
     def ratio_ci(self, a_name, a, b_name, b, paired: bool) -> tuple[float, float]:
@@ -95,6 +96,16 @@ class BootstrapMedians:
             return math.nan, math.nan
         lo, hi = np.percentile(ratios, [2.5, 97.5])
         return float(lo), float(hi)
+
+
+def row_medians(m: np.ndarray) -> np.ndarray:
+    """np.median(m, axis=1), bit for bit, by sorting rows (numpy's row sort is several
+    times faster than the partition np.median uses)."""
+    n = m.shape[1]
+    if n == 0 or np.isnan(m).any() or np.signbit(m[m == 0]).any():   # NaN and -0.0: as numpy does
+        return np.median(m, axis=1)
+    s = np.sort(m, axis=1)
+    return s[:, n // 2] if n % 2 else (s[:, n // 2 - 1] + s[:, n // 2]) / 2
 
 
 def stable_seed(*parts: object) -> int:

@@ -12,13 +12,16 @@ A file that cannot be read is reported in one line and skipped; the rest imports
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fslab.errors import FslabError
-from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
+from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
 from fslab.records import canonical_params
 
 SUFFIXES = (".json", ".txt", ".out", ".log")
@@ -43,15 +46,29 @@ class ImportResult:
 
 
 def discover(root: Path) -> tuple[Path, list[Path]]:
-    """(base directory for relative paths, the files to import) under `root`."""
+    """(base directory for relative paths, the files to import) under `root`, in path order
+    (part by part, as pathlib sorts; symlinked directories are not followed)."""
     if root.is_file():
         return root.parent, [root]
     if not root.is_dir():
         raise FslabError(f"{root}: no such file or directory")
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    files = sorted(_walk(str(root)), key=lambda p: p.split(os.sep))
     if not files:
         raise FslabError(f"{root}: no fio output files ({', '.join(SUFFIXES)}) below it")
-    return root, files
+    return root, [Path(p) for p in files]
+
+
+def _walk(directory: str):
+    """Paths of fio output files below `directory` (os.scandir: no stat per file)."""
+    try:
+        with os.scandir(directory) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    yield from _walk(e.path)
+                elif e.name.lower().endswith(SUFFIXES) and e.is_file():
+                    yield e.path
+    except PermissionError:
+        return
 
 
 def tags_for(path: Path, base: Path) -> FileTags:
@@ -63,6 +80,57 @@ def tags_for(path: Path, base: Path) -> FileTags:
     return FileTags(path, rel, fs, iteration, source)
 
 
+# (job name, hostname, aggregate, [(metric, value, unit, better), ...]) per job: what
+# _records needs, cheap to send back from a worker process
+Parsed = list[tuple[str, "str | None", bool, list[tuple]]]
+
+
+def _read_and_keep(path: Path, rel: Path, raw_dir: Path, made: set) -> Parsed | str:
+    """Parse one file and keep it under raw_dir; returns its jobs, or why it was skipped.
+
+    The raw copy is a hard link when the store is on the same filesystem (no data
+    copied; it survives the original being deleted or replaced), else a real copy."""
+    try:
+        data = path.read_bytes()
+        jobs = job_measurements(load_fio_output(data, str(rel)))
+    except OSError as e:
+        return e.strerror or str(e)
+    except FioParseError as e:
+        return str(e).removeprefix(f"{rel}: ")
+    if not jobs:
+        return "the fio output lists no jobs"
+    copy = raw_dir / rel
+    if copy.parent not in made:
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        made.add(copy.parent)
+    try:
+        os.link(path, copy)
+    except OSError:
+        copy.write_bytes(data)
+    return [(j.job_name, j.hostname, j.aggregate,
+             [(m.metric, m.value, m.unit, m.better) for m in j.measurements]) for j in jobs]
+
+
+def _parse_chunk(args: tuple[list[tuple[Path, Path]], Path]) -> list[Parsed | str]:
+    files, raw_dir = args
+    made: set[Path] = set()        # directories of raw copies created so far
+    return [_read_and_keep(path, rel, raw_dir, made) for path, rel in files]
+
+
+PARALLEL_FROM = 500      # files; below this a process pool costs more than it saves
+CHUNK = 250
+
+
+def _parse_all(files: list[tuple[Path, Path]], raw_dir: Path) -> list[Parsed | str]:
+    """_read_and_keep for every file, in order; over all cores for large imports."""
+    workers = min(os.cpu_count() or 1, -(-len(files) // CHUNK))
+    if len(files) < PARALLEL_FROM or workers < 2:
+        return _parse_chunk((files, raw_dir))
+    chunks = [(files[i:i + CHUNK], raw_dir) for i in range(0, len(files), CHUNK)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return [r for chunk in pool.map(_parse_chunk, chunks) for r in chunk]
+
+
 def import_path(store, root: str | Path, log=print) -> ImportResult:
     root = Path(root)
     base, files = discover(root)
@@ -71,28 +139,15 @@ def import_path(store, root: str | Path, log=print) -> ImportResult:
                               command=f"fslab import {root}")
     result = ImportResult(run_id)
     raw_dir = store.run_dir(run_id) / "raw"
-    parsed: list[tuple[FileTags, list[JobResult], str]] = []
-    for path in files:
-        tags = tags_for(path, base)
-        try:
-            data = path.read_bytes()
-            jobs = job_measurements(load_fio_output(data, str(tags.rel)))
-        except OSError as e:
-            result.skipped.append((str(path), e.strerror or str(e)))
-            log(f"skipped {path}: {e.strerror or e}")
-            continue
-        except FioParseError as e:
-            result.skipped.append((str(path), str(e).removeprefix(f"{tags.rel}: ")))
-            log(f"skipped {path}: {str(e).removeprefix(f'{tags.rel}: ')}")
-            continue
-        if not jobs:
-            result.skipped.append((str(path), "the fio output lists no jobs"))
-            log(f"skipped {path}: the fio output lists no jobs")
-            continue
-        copy = raw_dir / tags.rel
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(data)
-        parsed.append((tags, jobs, str(copy.relative_to(store.root))))
+    raw_prefix = raw_dir.relative_to(store.root)
+    tags = [tags_for(path, base) for path in files]
+    parsed: list[tuple[FileTags, Parsed, str]] = []
+    for t, outcome in zip(tags, _parse_all([(t.path, t.rel) for t in tags], raw_dir)):
+        if isinstance(outcome, str):
+            result.skipped.append((str(t.path), outcome))
+            log(f"skipped {t.path}: {outcome}")
+        else:
+            parsed.append((t, outcome, str(raw_prefix / t.rel)))
     result.files = len(parsed)
     records = list(_records(run_id, parsed))
     result.records = store.add_rows(records)
@@ -101,31 +156,31 @@ def import_path(store, root: str | Path, log=print) -> ImportResult:
     return result
 
 
-def _records(run_id: str, parsed: list[tuple[FileTags, list[JobResult], str]]):
+def _records(run_id: str, parsed: list[tuple[FileTags, Parsed, str]]):
     ts = time.time()
     # which job names come from more than one source file: those need the file as a param
     sources = defaultdict(set)
     for tags, jobs, _ in parsed:
-        for job in jobs:
-            sources[job.job_name].add(tags.source)
+        for name, *_ in jobs:
+            sources[name].add(tags.source)
     counters: dict[tuple, int] = defaultdict(int)
     for tags, jobs, artifact in parsed:
         seen: dict[tuple, int] = defaultdict(int)
-        for job in jobs:
-            host = "all-clients" if job.aggregate else (job.hostname or UNKNOWN)
-            params = {"file": tags.source} if len(sources[job.job_name]) > 1 else {}
-            instance = seen[(host, job.job_name)]
-            seen[(host, job.job_name)] += 1
-            if instance or sum(1 for j in jobs if j.job_name == job.job_name
-                               and j.hostname == job.hostname and j.aggregate == job.aggregate) > 1:
+        same = Counter((name, hostname, aggregate) for name, hostname, aggregate, _ in jobs)
+        for name, hostname, aggregate, measurements in jobs:
+            host = "all-clients" if aggregate else (hostname or UNKNOWN)
+            params = {"file": tags.source} if len(sources[name]) > 1 else {}
+            instance = seen[(host, name)]
+            seen[(host, name)] += 1
+            if instance or same[(name, hostname, aggregate)] > 1:
                 params["job_instance"] = instance     # numjobs without group_reporting
             params_text = canonical_params(params)
-            ident = (tags.fs, host, job.job_name, params_text)
+            ident = (tags.fs, host, name, params_text)
             if tags.iteration is not None:
                 iteration = tags.iteration
             else:
                 counters[ident] += 1
                 iteration = counters[ident]
-            for m in job.measurements:
-                yield ((run_id, host, tags.fs, "default", "fio", job.job_name, params_text,
-                            iteration, m.metric, m.value, m.unit, m.better, artifact, ts))
+            for metric, value, unit, better in measurements:
+                yield (run_id, host, tags.fs, "default", "fio", name, params_text,
+                       iteration, metric, value, unit, better, artifact, ts)

@@ -67,6 +67,9 @@ def load_fio_output(data: bytes | str, source: str = "?") -> dict:
         raise FioParseError(f"{source}: valid JSON but not fio output "
                             "(no 'jobs' or 'client_stats' list)")
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    found = _between_braces(text)
+    if found is not None:
+        return found
     found, first_error = _scan(text)
     if found is not None:
         return found
@@ -76,6 +79,20 @@ def load_fio_output(data: bytes | str, source: str = "?") -> dict:
 def _is_fio_doc(doc: Any) -> bool:
     return isinstance(doc, dict) and (isinstance(doc.get("jobs"), list)
                                       or isinstance(doc.get("client_stats"), list))
+
+
+def _between_braces(text: str) -> dict | None:
+    """The fast path for text around one document: from the first '{"' to the last '}',
+    when that span is exactly one fio document (what _scan would find, at orjson speed)."""
+    m = _DOC_START.search(text)
+    end = text.rfind("}") + 1
+    if m is None or end <= m.start():
+        return None
+    try:
+        doc = orjson.loads(text[m.start():end])
+    except orjson.JSONDecodeError:
+        return None
+    return doc if _is_fio_doc(doc) else None
 
 
 def _scan(text: str) -> tuple[dict | None, json.JSONDecodeError | None]:

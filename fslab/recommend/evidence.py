@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fslab.analysis import Analysis, analyze
+from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.features import matrix as fm
+from fslab.records import RECORD_COLUMNS
 
 OPS_PER_CPU = "iops_per_cpu_percent"
 _UNIT_KEYS = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
@@ -48,15 +49,25 @@ def ops_per_cpu(records: pd.DataFrame) -> pd.DataFrame:
     return out[records.columns]
 
 
-def gather(store, run_id: str) -> Evidence:
-    """Records of the run (+ derived), their analysis, and the feature matrix for its filesystems."""
+def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
+    """Records of the run (+ derived), their analysis, and the feature matrix for its filesystems.
+
+    `known`: an analysis already made of exactly this run's records (the report's); reused
+    when it is what gather would compute (nothing derived, fs+variant levels in default order).
+    """
     from fslab.errors import FslabError
     run_id = store.run(run_id)["run_id"]
-    records = store.records(run_id)
+    reusable = (known is not None and known.factor == FS_FACTOR
+                and known.levels == sorted(known.levels) and set(known.data["run_id"]) == {run_id})
+    records = known.data[list(RECORD_COLUMNS)] if reusable else store.records(run_id)
     if records.empty:
         raise FslabError(f"run {run_id} has no records")
-    records = pd.concat([records, ops_per_cpu(records)], ignore_index=True)
-    analysis = analyze(records, regression=False)
+    derived = ops_per_cpu(records)
+    if reusable and derived.empty:
+        analysis = known
+    else:
+        records = pd.concat([records, derived], ignore_index=True)
+        analysis = analyze(records, regression=False)
     outcomes, impls = fm.probe_outcomes(records, store.root)
     features_run = run_id if outcomes else None
     if not outcomes:

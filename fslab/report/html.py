@@ -1,7 +1,7 @@
 """The self-contained offline HTML report (Jinja2, inline SVG, no scripts, no network).
 
-Jinja autoescapes every value; only SVG made by matplotlib (which escapes its own text)
-and sections from fslab/report/figures are inserted as markup.
+Jinja autoescapes every value; only SVG made by matplotlib or fslab/report/svgplot.py
+(both escape their own text) and sections from fslab/report/figures are inserted as markup.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ from scipy import stats
 
 from fslab.analysis import Analysis, is_detail
 from fslab.report.format import axis_scale
-from fslab.report.svg import colors, figure, to_svg
+from fslab.report.svg import PALETTE, colors
+from fslab.report.svgplot import Grid, box_stats, nice_ticks, tick_label
 
 MAX_PANELS = 12          # more headline metrics than this: the tables carry the rest
 PANELS_PER_ROW = 4
@@ -29,60 +30,64 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
     if not metrics:
         return None
     palette = colors(a.levels)
-    ncols = min(PANELS_PER_ROW, len(metrics))
-    nrows = -(-len(metrics) // ncols)
-    fig, axes = figure(ncols, nrows)
-    for ax, (metric, unit) in zip(axes, metrics):
+    grid = Grid(len(metrics), PANELS_PER_ROW)
+    by_metric = dict(list(data.groupby(["metric", "unit"], sort=False)))
+    for ax, (metric, unit) in zip(grid.panels, metrics):
         s = summary[(summary["metric"] == metric) & (summary["unit"] == unit)]
-        d = data[(data["metric"] == metric) & (data["unit"] == unit)]
+        d = by_metric[(metric, unit)]
         scale, label = axis_scale(d["value"], unit)
-        x = np.arange(len(s))
-        err = np.vstack([s["mean"] - s["mean_ci_lo"], s["mean_ci_hi"] - s["mean"]]) / scale
-        ax.bar(x, s["mean"] / scale, yerr=np.nan_to_num(err), capsize=3, alpha=0.55,
-               color=[palette[lv] for lv in s["level"]], error_kw={"elinewidth": 1})
+        by_level = {lv: v for lv, v in d.groupby("level", sort=False)}
+        mean, lo, hi = (s[c].to_numpy() / scale for c in ("mean", "mean_ci_lo", "mean_ci_hi"))
+        shown = [*mean, *lo[np.isfinite(lo)], *hi[np.isfinite(hi)], *(d["value"] / scale)]
+        ax.limits((-0.5 - 0.04 * len(s), len(s) - 0.5 + 0.04 * len(s)), shown, zero=True)
         for i, lv in enumerate(s["level"]):
-            v = d[d["level"] == lv]
+            ax.rect(i - 0.4, i + 0.4, 0, mean[i], palette[lv], 0.55)
+            if np.isfinite(lo[i]) and np.isfinite(hi[i]):
+                ax.error_bar(i, lo[i], hi[i])
+            v = by_level.get(lv, d.iloc[0:0])
+            values = v["value"].to_numpy() / scale
             if len(v) > MAX_DOTS:
-                ax.boxplot(v["value"] / scale, positions=[i], widths=0.35, showfliers=False,
-                           medianprops={"color": "black"}, zorder=3)
-            else:
-                jitter = (np.arange(len(v)) % 7 - 3) * 0.04
-                ax.scatter(i + jitter, v["value"] / scale, s=9, color="black", zorder=3, linewidths=0)
-            out = v[v["outlier"]]
-            ax.scatter(np.full(len(out), i), out["value"] / scale, s=40, facecolors="none",
-                       edgecolors="red", zorder=4)
-        ax.set_xticks(x, s["level"], rotation=30 if len(s) > 3 else 0, ha="right" if len(s) > 3 else "center")
-        arrow = "↑" if s["better"].iloc[0] == "higher" else "↓"
-        ax.set_title(f"{metric} {arrow}", fontsize=8)
-        ax.set_ylabel(label)
-    for ax in axes[len(metrics):]:
-        ax.set_visible(False)
-    return to_svg(fig)
+                ax.box(i, box_stats(values))
+            elif len(v):
+                ax.dots(i + (np.arange(len(v)) % 7 - 3) * 0.04, values)
+            out = values[v["outlier"].to_numpy(dtype=bool)]
+            ax.dots(np.full(len(out), i), out, "red", r=3.2, ring=True)
+        ax.axes(list(range(len(s))), list(s["level"]), rotate=len(s) > 3)
+        ax.labels(f"{metric} {'↑' if s['better'].iloc[0] == 'higher' else '↓'}", label)
+    return grid.svg()
 
 
 def residual_qq(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str | None:
     """Normal QQ plot of ANOVA residuals (value − its level's mean, divided by the metric's
     residual sd) for the headline metrics: points off the line = not normal."""
     metrics = headline_metrics(a, summary)
-    fig, axes = figure(1, 1, width=3.2, height=2.8)
-    ax, drawn = axes[0], 0
+    by_metric = dict(list(data.groupby(["metric", "unit"], sort=False)))
+    drawn = []
     for metric, unit in metrics:
-        d = data[(data["metric"] == metric) & (data["unit"] == unit)]
+        d = by_metric[(metric, unit)]
         resid = d["value"] - d.groupby("level")["value"].transform("mean")
         sd = resid.std()
         if len(resid) < 3 or not sd > 0:
             continue
         (theory, ordered), _ = stats.probplot(resid / sd, dist="norm")
         keep = np.unique(np.linspace(0, len(theory) - 1, QQ_POINTS).astype(int))   # tails kept
-        ax.scatter(theory[keep], ordered[keep], s=8, label=metric, linewidths=0)
-        drawn += 1
+        drawn.append((metric, theory[keep], ordered[keep]))
     if not drawn:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
         return None
-    lim = max(abs(v) for v in ax.get_xlim() + ax.get_ylim())
-    ax.plot([-lim, lim], [-lim, lim], color="grey", linewidth=0.8)
-    ax.set_xlabel("normal quantile")
-    ax.set_ylabel("standardised residual")
-    ax.legend(fontsize=6, frameon=False)
-    return to_svg(fig)
+    grid = Grid(1, 1, width=3.2, height=2.8)
+    ax = grid.panels[0]
+    lim = 1.05 * max(float(np.max(np.abs(np.concatenate([t, o])))) for _, t, o in drawn)
+    ax.limits((-lim, lim), [-lim / 1.1, lim / 1.1])
+    ax.line(-lim, -lim, lim, lim, "grey", 0.8)
+    for i, (metric, theory, ordered) in enumerate(drawn):
+        ax.dots(theory, ordered, PALETTE[i % len(PALETTE)], r=1.5)
+    ax.axes(*_ticks(-lim, lim))
+    ax.labels(ylabel="standardised residual")
+    ax.text(ax.left + ax.w / 2, ax.top + ax.h + 28, "normal quantile", 7)
+    ax.legend([(m, PALETTE[i % len(PALETTE)]) for i, (m, _, _) in enumerate(drawn)], left=True)
+    return grid.svg()
+
+
+def _ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    ticks = nice_ticks(lo, hi)
+    return ticks, [tick_label(t) for t in ticks]

@@ -212,7 +212,10 @@ class Store:
         if run_ids:
             q += f" WHERE run_id IN ({','.join('?' * len(run_ids))})"
             args = list(run_ids)
-        return pd.read_sql_query(q, self.db, params=args)
+        cursor = self.db.cursor()
+        cursor.row_factory = None        # plain tuples: a third of the cost of sqlite3.Row
+        rows = cursor.execute(q, args).fetchall()
+        return pd.DataFrame(rows, columns=list(RECORD_COLUMNS))   # as pd.read_sql_query types it
 
 
 def open_store(results: str | Path | None) -> Store:

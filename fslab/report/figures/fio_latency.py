@@ -7,7 +7,8 @@ import numpy as np
 
 from fslab.report.figures import FigureContext, Section
 from fslab.report.format import axis_scale
-from fslab.report.svg import colors, figure, to_svg
+from fslab.report.svg import colors
+from fslab.report.svgplot import Grid
 
 SUITES = ("fio",)
 _PCT = re.compile(r"^(read|write|trim)_clat_(p[\d.]+)$")
@@ -24,24 +25,22 @@ def sections(ctx: FigureContext) -> list[Section]:
     if not panels:
         return []
     palette = colors(ctx.analysis.levels)
-    ncols = min(4, len(panels))
-    fig, axes = figure(ncols, -(-len(panels) // ncols), width=2.8)
-    for ax, (key, g) in zip(axes, panels):
+    grid = Grid(len(panels), 4, width=2.8)
+    for ax, (key, g) in zip(grid.panels, panels):
         pcts = sorted(g["pct"].unique(), key=lambda p: float(p[1:]))
         levels = [lv for lv in ctx.analysis.levels if lv in set(g["level"])]
         scale, label = axis_scale(g["median"], "ns")
         width = 0.8 / max(1, len(levels))
-        for i, lv in enumerate(levels):
-            med = [g[(g["level"] == lv) & (g["pct"] == p)]["median"].mean() for p in pcts]
-            ax.bar(np.arange(len(pcts)) + i * width, np.array(med) / scale, width,
-                   label=lv, color=palette[lv])
-        ax.set_xticks(np.arange(len(pcts)) + width * (len(levels) - 1) / 2, pcts)
-        ax.set_yscale("log")
-        ax.set_ylabel(f"clat ({label}, median of iterations)")
+        med = g.groupby(["level", "pct"])["median"].mean() / scale
+        bars = [(i, j, med.get((lv, p), np.nan)) for i, lv in enumerate(levels)
+                for j, p in enumerate(pcts)]
+        ax.limits((-0.5, len(pcts) - 0.5 + width * (len(levels) - 1)), [m for *_, m in bars], log=True)
+        for i, j, m in bars:
+            if m > 0:
+                ax.rect(j + (i - 0.5) * width, j + (i + 0.5) * width, 0, m, palette[levels[i]])
+        ax.axes(list(np.arange(len(pcts)) + width * (len(levels) - 1) / 2), pcts)
         ident = dict(zip(where + ["direction"], key))
-        ax.set_title(f"{ident.get('case', '')} {ident['direction']}", fontsize=8)
-        ax.legend(fontsize=6, frameon=False)
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
-    return [Section("Completion latency percentiles", to_svg(fig),
+        ax.labels(f"{ident.get('case', '')} {ident['direction']}", f"clat ({label}, median of iterations)")
+        ax.legend([(lv, palette[lv]) for lv in levels])
+    return [Section("Completion latency percentiles", grid.svg(),
                     "Median over iterations of each percentile fio reported; log scale.")]

@@ -21,7 +21,7 @@ def sections(ctx: FigureContext) -> list[Section]:
                         f"<code>fslab recommend RUN_ID</code> for one of {escape(', '.join(runs))}.</p>")]
     store = Store(ctx.results_root)
     try:
-        ev = gather(store, runs[0])
+        ev = gather(store, runs[0], known=ctx.analysis)
         recs = [recommend(ev, p) for p in BUILTIN.values()]
     finally:
         store.close()
