@@ -24,41 +24,24 @@ from fslab import state
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
 from fslab.proc import run
-from fslab.targets.base import Target
-from fslab.targets.loop import attach
-from fslab.teardown import detach_loop, zpool_imported
+from fslab.targets.loop import LoopTarget
+from fslab.teardown import zpool_imported
 
 
-class KeptImageTarget(Target):
+class KeptImageTarget(LoopTarget):
     """Loop devices over image files in `directory` that release() leaves in place."""
     kind = "loop (kept image)"
 
-    def __init__(self, directory: Path, direct_io: bool = True):
-        self.directory = Path(directory)
-        self.direct_io = direct_io
-        self.devices: list[tuple[str, str]] = []
+    def image_name(self, label: str) -> str:
+        return f"disk{len(self.devices)}.img"      # the same names when a resume re-attaches
 
-    def acquire(self, size_bytes: int, label: str) -> str:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        image = self.directory / f"disk{len(self.devices)}.img"
+    def create_image(self, image: Path, size_bytes: int) -> None:
         if not image.exists():   # never noted as a "file": cleanup must not delete it
             with open(image, "wb") as f:
                 f.truncate(size_bytes)
-        dev = attach(image, self.direct_io)
-        self.devices.append((dev, str(image)))
-        return dev
 
-    def release(self) -> None:
-        for dev, image in reversed(self.devices):
-            detach_loop(dev, image)
-            state.forget("loop", dev)
-        self.devices.clear()
-
-    def image_paths(self) -> list[str]:
-        return [img for _, img in self.devices]
-
-    def describe(self) -> dict:
-        return {"kind": self.kind, "directory": str(self.directory)}
+    def discard_image(self, image: str) -> None:
+        pass
 
 
 class KeptFilesystem:

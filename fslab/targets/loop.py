@@ -24,10 +24,8 @@ class LoopTarget(Target):
 
     def acquire(self, size_bytes: int, label: str) -> str:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        image = self.workdir / f"{label}-{len(self.devices)}.img"
-        state.note("file", str(image))
-        with open(image, "wb") as f:
-            f.truncate(size_bytes)       # sparse: costs no disk until written
+        image = self.workdir / self.image_name(label)
+        self.create_image(image, size_bytes)
         dev = attach(image, self.direct_io)
         self.devices.append((dev, str(image)))
         return dev
@@ -36,9 +34,21 @@ class LoopTarget(Target):
         for dev, image in reversed(self.devices):
             detach_loop(dev, image)
             state.forget("loop", dev)
-            Path(image).unlink(missing_ok=True)
-            state.forget("file", image)
+            self.discard_image(image)
         self.devices.clear()
+
+    # the image file's life; fslab/keptfs.py keeps images across runs by overriding these
+    def image_name(self, label: str) -> str:
+        return f"{label}-{len(self.devices)}.img"
+
+    def create_image(self, image: Path, size_bytes: int) -> None:
+        state.note("file", str(image))
+        with open(image, "wb") as f:
+            f.truncate(size_bytes)       # sparse: costs no disk until written
+
+    def discard_image(self, image: str) -> None:
+        Path(image).unlink(missing_ok=True)
+        state.forget("file", image)
 
     def describe(self) -> dict:
         info = {"kind": self.kind, "workdir": str(self.workdir)}

@@ -7,6 +7,9 @@ showing zeros. What the filesystem itself said (scrub, checker) follows each cel
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import orjson
 import pandas as pd
 from markupsafe import escape
 
@@ -32,10 +35,21 @@ def matrix(data: pd.DataFrame) -> pd.DataFrame:
     return t.reset_index()
 
 
-def _cell(row: pd.Series) -> str:
+def why_not_damaged(data: pd.DataFrame, level: str, case: str, root: Path | None) -> str:
+    """The unit's own words (integrity.json) for why nothing was damaged."""
+    arts = data[(data["level"] == level) & (data["case"] == case)]["artifact"].dropna()
+    for art in arts.unique() if root else ():
+        try:
+            return orjson.loads((root / art).read_bytes()).get("not_damaged") or ""
+        except (OSError, ValueError):
+            continue
+    return "the damaged bytes were not found on the image"
+
+
+def _cell(row: pd.Series, why: str) -> str:
     damaged = int(row.get("damaged", 0))
     if not damaged:
-        return "<td>not measured: the damaged bytes were not found on the image</td>"
+        return f"<td>not measured: {escape(why)}</td>"
     parts = [f'<span style="color:{COLOUR[o]}">{o} {int(row.get(o, 0))}</span>' for o in OUTCOMES]
     notes = []
     for key, label in (("mount_ok", "mounted"), ("scrub_clean", "scrub clean"),
@@ -60,7 +74,8 @@ def sections(ctx: FigureContext) -> list[Section]:
         cells = []
         for case in cases:
             r = t[(t["level"] == level) & (t["case"] == case)]
-            cells.append(_cell(r.iloc[0]) if len(r) else "<td>not run</td>")
+            why = why_not_damaged(ctx.data, level, case, ctx.results_root) if len(r) else ""
+            cells.append(_cell(r.iloc[0], why) if len(r) else "<td>not run</td>")
         rows.append(f"<tr><th>{escape(level)}</th>{''.join(cells)}</tr>")
     head = "".join(f"<th>{escape(c)} damage</th>" for c in cases)
     html = (f'<table class="integrity"><thead><tr><th>filesystem</th>{head}</tr></thead>'
