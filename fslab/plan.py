@@ -118,29 +118,42 @@ class Plan(BaseModel):
             seen.add((fs.name, fs.variant))
 
 
-def load(path: str | Path) -> Plan:
-    p = Path(path)
+def read_text(path: str | Path, what: str) -> str:
     try:
-        text = p.read_text()
+        return Path(path).read_text()
     except OSError as e:
-        raise FslabError(f"cannot read plan {p}: {e.strerror}") from None
-    return parse(text, str(p))
+        raise FslabError(f"cannot read {what} {path}: {e.strerror}") from None
+
+
+def toml_data(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise FslabError(f"{source}: invalid TOML: {e}") from None
+
+
+def validation_error(e: ValidationError, text: str, source: str, field_loc: tuple = (),
+                     line_loc: tuple | None = None) -> FslabError:
+    """'file:line: field.path: message' for the first error. `field_loc` prefixes the
+    field path (a table the keys sit in); `line_loc` is where to look for the line."""
+    err = e.errors()[0]
+    loc = err["loc"]
+    line = _line_of(text, line_loc if line_loc is not None else (*field_loc, *loc)) if text else None
+    where = f"{source}:{line}" if line else source
+    field = ".".join(str(x) for x in (*field_loc, *loc)) or "(top level)"
+    return FslabError(f"{where}: {field}: {err['msg'].removeprefix('Value error, ')}")
+
+
+def load(path: str | Path) -> Plan:
+    return parse(read_text(path, "plan"), str(path))
 
 
 def parse(text: str, source: str = "<plan>") -> Plan:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise FslabError(f"{source}: invalid TOML: {e}") from None
+    data = toml_data(text, source)
     try:
         plan = Plan.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = err["loc"]
-        line = _line_of(text, loc)
-        where = f"{source}:{line}" if line else source
-        field = ".".join(str(x) for x in loc)
-        raise FslabError(f"{where}: {field}: {err['msg']}") from None
+        raise validation_error(e, text, source) from None
     plan.source_text, plan.source_path = text, source
     plan.check_unique_variants()
     return plan

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fslab.errors import FslabError
-from fslab.plan import _line_of
+from fslab.plan import read_text, toml_data, validation_error
 
 AGGREGATE_HOST = "all"     # the host of fio's "All clients" records in parallel mode
 DEFAULT_PORT = 8765        # fio's own default port
@@ -108,20 +106,11 @@ class HostsFile(BaseModel):
 
 
 def load(path: str | Path) -> HostsFile:
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise FslabError(f"cannot read hosts file {p}: {e.strerror}") from None
-    return parse(text, str(p))
+    return parse(read_text(path, "hosts file"), str(path))
 
 
 def parse(text: str, source: str = "<hosts>") -> HostsFile:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise FslabError(f"{source}: invalid TOML: {e}") from None
-    hosts = from_dict(data, source, text)
+    hosts = from_dict(toml_data(text, source), source, text)
     hosts.source_text = text
     return hosts
 
@@ -131,17 +120,13 @@ def from_dict(data: dict[str, Any], source: str, text: str = "", table: str = ""
     try:
         return HostsFile.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = err["loc"]
-        where_loc = loc
+        loc = e.errors()[0]["loc"]
+        line_loc = loc
         if table and loc:   # [[host]] is spelled [[hosts.host]] in a plan
-            where_loc = ((f"{table}.{loc[0]}", *loc[1:]) if loc[0] == "host" and len(loc) > 1
-                         else (table, *loc))
-        line = _line_of(text, where_loc) if text else None
-        where = f"{source}:{line}" if line else source
-        field = ".".join(str(x) for x in (table, *loc) if x != "") or "hosts"
-        msg = err["msg"].removeprefix("Value error, ")
-        raise FslabError(f"{where}: {field}: {msg}") from None
+            line_loc = ((f"{table}.{loc[0]}", *loc[1:]) if loc[0] == "host" and len(loc) > 1
+                        else (table, *loc))
+        raise validation_error(e, text, source, (table,) if table else (),
+                               line_loc) from None
 
 
 def from_plan(table: dict[str, Any], plan_text: str, plan_path: str | None) -> HostsFile:
