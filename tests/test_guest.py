@@ -2,8 +2,8 @@
 
 The `guest` tests boot Debian's kernel under qemu (TCG here: KVM hangs on this
 CI's hosts) and take a few minutes; the first run also builds the image (~2 min
-plus downloads). One guest run serves several tests: fio smoke on ext4 + f2fs
-and the crash suite on ext4 + f2fs, merged into one host store.
+plus downloads). One guest run serves several tests: fio smoke and the crash
+suite on ext4, f2fs and ext2 (the crash suite's negative control), merged into one host store.
 """
 from __future__ import annotations
 
@@ -164,6 +164,9 @@ name = "ext4"
 [[filesystem]]
 name = "f2fs"
 
+[[filesystem]]
+name = "ext2"            # no journal: the negative control of the crash suite
+
 [[suite]]
 kind = "fio"
 workloads = ["randwrite", "seqread"]
@@ -208,8 +211,8 @@ def test_fio_smoke_in_guest_is_merged_into_host_store(guest_run):
     assert env["guest"]["kernel"].endswith("-amd64")
     rows = db.execute("SELECT host, fs, COUNT(*) n FROM records WHERE suite='fio' "
                       "GROUP BY host, fs").fetchall()
-    assert {(r["host"], r["fs"]) for r in rows} == {(f"guest-{accel}", "ext4"),
-                                                   (f"guest-{accel}", "f2fs")}
+    assert {(r["host"], r["fs"]) for r in rows} == {(f"guest-{accel}", fs)
+                                                   for fs in ("ext4", "f2fs", "ext2")}
     for r in db.execute("SELECT DISTINCT artifact FROM records WHERE suite='fio'"):
         assert r["artifact"].startswith(f"runs/{run['run_id']}/guest-{accel}/")
         assert (results / r["artifact"]).exists(), r["artifact"]
@@ -220,19 +223,22 @@ def test_fio_smoke_in_guest_is_merged_into_host_store(guest_run):
 
 @pytest.mark.guest
 @needs_guest
-def test_crash_suite_gives_a_table_for_ext4_and_f2fs(guest_run):
+def test_crash_suite_gives_a_table_for_ext4_f2fs_and_ext2(guest_run):
     import pandas as pd
     from fslab.report.figures.crash import table
     results, db = guest_run
     data = pd.read_sql_query("SELECT fs AS level, \"case\", metric, value FROM records "
                              "WHERE suite='crash'", db)
     t = table(data)
-    assert set(t.index) == {"ext4", "f2fs"}
+    assert set(t.index) == {"ext4", "f2fs", "ext2"}
     assert {"create-fsync", "append-fdatasync", "rename-fsync", "replace-fsync",
             "consistent", "checker clean"} <= set(t.columns)
     # ext4 keeps every one of these promises; the checker must agree
     assert t.loc["ext4", "consistent"] == "4/4"
     assert t.loc["ext4", "checker clean"] == "4/4"
+    # the harness must be able to see damage: ext2 has no journal, and a power cut leaves
+    # its bitmaps stale (e2fsck: "Inode bitmap differences"), whatever fsync promised
+    assert t.loc["ext2", "checker clean"] != "4/4"
     for r in db.execute("SELECT DISTINCT artifact FROM records WHERE suite='crash'"):
         detail = json.loads((results / r["artifact"]).read_text())
         assert "problems" in detail and "checker" in detail
