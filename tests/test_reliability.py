@@ -179,6 +179,7 @@ def test_enospc_fills_and_recovers(state_dir, results, tmp_path):
     assert not _no_leftovers(tmp_path, state_dir)
 
 
+HISTORIES: dict[str, str] = {}
 AGING_PLAN = """
 [run]
 profile = "smoke"
@@ -222,6 +223,9 @@ def test_aging_smoke_records_curves(fs, state_dir, results, tmp_path):
     rec = _records(results, case="git")
     assert rec["failed_steps"] == 0 and rec["resumes"] == 0
     assert not list(results.glob("runs/*/aging-state/*")), "kept images must go once done"
+    # every filesystem is aged by the same history (same plan seed and iteration)
+    HISTORIES[fs] = _artifact(results, "aging-journal.json", case="git")["source"]["history_sha"]
+    assert len(set(HISTORIES.values())) == 1, HISTORIES
     assert not _no_leftovers(tmp_path, state_dir)
 
 

@@ -36,6 +36,7 @@ import hashlib
 import os
 import random
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,13 @@ def kept_dir(ctx: UnitContext) -> Path:
 
 def needle(ctx: UnitContext) -> str:
     """A string no generated file contains (the vocabulary has no 'needle', nor hex runs)."""
-    return "fslab-needle-" + hashlib.sha1(str(ctx.seed("needle")).encode()).hexdigest()[:16]
+    return "fslab-needle-" + hashlib.sha1(str(shared_seed(ctx, "needle")).encode()).hexdigest()[:16]
+
+
+def shared_seed(ctx: UnitContext, *parts: Any) -> int:
+    """A seed that is the same for every filesystem of the run (ctx.seed() differs per fs):
+    each filesystem must be aged by the same history and the same churn choices."""
+    return zlib.crc32(repr((ctx.plan_seed, ctx.key.case, ctx.key.iteration, parts)).encode())
 
 
 # --- methods -----------------------------------------------------------------
@@ -161,7 +168,7 @@ class GitAging:
         repo = self.cfg["repo"]
         if repo:
             return repo, gitreplay.first_parent_commits(repo, self.steps)
-        spec = gitreplay.HistorySpec(seed=self.ctx.seed("history"), files=self.cfg["files"],
+        spec = gitreplay.HistorySpec(seed=shared_seed(self.ctx, "history"), files=self.cfg["files"],
                                      commits=self.steps - 1)
         dest = self.ctx.workdir / f"aging-src-{spec.key()}"
         self.ctx.log(f"aging git: generating a {spec.files}-file, {self.steps}-commit history")
@@ -214,7 +221,7 @@ class ChurnAging:
     def __init__(self, ctx: UnitContext, case: Case):
         self.ctx, self.cfg = ctx, case.config
         self.steps, self.every = case.config["steps"], case.config["every"]
-        self.text = gitreplay.SourceText(random.Random(ctx.seed("churn-text")))
+        self.text = gitreplay.SourceText(random.Random(shared_seed(ctx, "churn-text")))
 
     def image_bytes(self) -> int:
         if self.cfg["image_size"]:
@@ -226,7 +233,7 @@ class ChurnAging:
 
     def start(self, inst: Instance, j: dict) -> None:
         self.tree(inst).mkdir()
-        j["written_bytes"] = self._churn(inst, random.Random(self.ctx.seed("churn", 0)), 0)
+        j["written_bytes"] = self._churn(inst, random.Random(shared_seed(self.ctx, "churn", 0)), 0)
 
     def recover(self, inst: Instance, j: dict) -> list[str]:
         return []   # a half-finished step just leaves a few more or fewer files
@@ -235,7 +242,7 @@ class ChurnAging:
         total = inst.driver.capacity(inst)["total_bytes"]
         budget = total // self.cfg["steps_per_overwrite"]
         # seeded per step, so a resumed run makes the same choices as an uninterrupted one
-        j["written_bytes"] += self._churn(inst, random.Random(self.ctx.seed("churn", k)), budget)
+        j["written_bytes"] += self._churn(inst, random.Random(shared_seed(self.ctx, "churn", k)), budget)
 
     def _churn(self, inst: Instance, rng: random.Random, budget: int) -> int:
         """Write until `budget` bytes (0: just fill to fullness); delete when above fullness."""
