@@ -25,7 +25,9 @@ def run(
     plan_file: Optional[Path] = typer.Argument(None, help="Plan TOML (see plans/). Flags below override it."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Comma-separated filesystems, e.g. ext4,xfs,btrfs,zfs "
                                      "(NAME:VARIANT allowed). Default: ext4,xfs,btrfs,zfs."),
-    suite: Optional[str] = typer.Option(None, "--suite", help="Comma-separated suites (default: fio)."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Comma-separated suites (default: fio): fio, tasks, capacity, "
+                                         "largefile, dedup, smallfiles, features, aging, integrity, enospc, "
+                                         "crash (guest)."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
     iterations: Optional[int] = typer.Option(None, "--iterations", "-n", min=1,
                                              help="Repetitions (default: the profile's)."),
