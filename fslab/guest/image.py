@@ -162,7 +162,7 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
             raise FslabError(f"cannot build the guest image: missing {', '.join(missing)} "
                              f"(apt-get install {' '.join(HOST_PACKAGES)})")
         tmp = root / f"{key}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_build_dir(tmp)   # a killed build's leftovers
         tmp.mkdir()
         t0 = time.monotonic()
         log(f"building guest image {key} in {tmp} (once; a few minutes)")
@@ -210,11 +210,26 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
         initramfs.build(out / "initrd.img", rootfs / "lib" / "modules" / release, work / "initrd")
         _make_ext4(rootfs, out / "rootfs.img")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_build_dir(work)
     return {"kernel": f"{kernel[0]}={kernel[1]}", "kernel_release": release, "suite": SUITE,
             "package_versions": versions, "python_deps": ingredients["python_deps"],
             "ingredients": ingredients,
             "rootfs_bytes": (out / "rootfs.img").stat().st_size}
+
+
+def _remove_build_dir(path: Path) -> None:
+    """rm -rf, but first unmount what a killed debootstrap left mounted in its chroot
+    (/proc, /sys...): rmtree must never descend into a live kernel filesystem."""
+    real = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split()[4] for line in f]
+    inside = sorted((m for m in mounts if m == real or m.startswith(real + "/")),
+                    key=len, reverse=True)
+    for m in inside:
+        run(["umount", "-l", m], check=False)
+    if inside:
+        time.sleep(0.5)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _fetch_kernel(work: Path, kernel: tuple[str, str], log: Callable[[str], None]) -> str:
