@@ -109,13 +109,17 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     try:
         with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task("starting", total=len(todo))
-            for unit in todo:
+            for i, unit in enumerate(todo, 1):
                 bar.update(task, description=unit.key.label())
+                t0 = time.monotonic()
                 ok = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
                                mountpoint_dir, seen_variants)
                 out.done += ok
                 out.failed += not ok
                 bar.advance(task)
+                if not console.is_terminal:   # logs (CI, guest) get a line per unit instead of a bar
+                    console.print(f"[{i}/{len(todo)}] {unit.key.label()}: "
+                                  f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
     except KeyboardInterrupt:
         out.interrupted = True
     finally:

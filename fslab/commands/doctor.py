@@ -70,7 +70,13 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
         t.add_row(name, v or "[red]missing[/]")
     console.print(t)
     if "guest" in f:
-        console.print(f"guest: {f['guest']}")
+        g = f["guest"]
+        if g.get("capable"):
+            accel = g.get("accel") or "not probed yet (KVM if it boots, else TCG)"
+            image = g.get("image") or f"built on first use, cached in {g.get('cache')}"
+            console.print(f"guest target: available ({g.get('qemu')}); accel: {accel}; image: {image}")
+        else:
+            console.print(f"guest target: unavailable: {g.get('why_not')}")
     if not f["root"]:
         console.print("run as root to provision filesystems (or use fslab run --mountpoint DIR)")
 
