@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from fslab.guest import initramfs
-from fslab.proc import which
 
 REPO = Path(__file__).resolve().parents[1]
 

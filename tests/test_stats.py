@@ -1,7 +1,6 @@
 """The statistics engine, cross-checked against direct scipy/statsmodels calls on fixed data."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd

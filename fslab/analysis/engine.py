@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from fslab.analysis.describe import describe, outlier_mask

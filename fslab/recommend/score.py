@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import pandas as pd
 
 from fslab.analysis import is_detail
 from fslab.features.matrix import Cell

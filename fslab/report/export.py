@@ -41,7 +41,7 @@ def markdown(loaded: Loaded) -> str:
     a = loaded.analysis
     runs = ", ".join(f"`{r['run_id']}` ({r['status']}, {r.get('profile') or r.get('source') or ''})"
                      for r in loaded.runs)
-    lines = [f"# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
+    lines = ["# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
              + ", ".join(a.levels) + ".", ""]
     from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
     lines += [f"> **{n}**\n" for n in report_notes(loaded.runs)]
