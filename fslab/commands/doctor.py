@@ -15,9 +15,12 @@ from fslab.proc import first_line, is_root, run, which
 # Debian packages for everything fslab drives on the host.
 HOST_PACKAGES = ["fio", "e2fsprogs", "xfsprogs", "btrfs-progs", "zfs-fuse", "util-linux",
                  "psmisc", "git"]
+# zpool and zfs-fuse have no version flag: Debian's package version says it
 TOOLS = {"fio": ["fio", "--version"], "mke2fs": ["mke2fs", "-V"], "mkfs.xfs": ["mkfs.xfs", "-V"],
-         "mkfs.btrfs": ["mkfs.btrfs", "--version"], "zpool": ["zpool", "-?"],
-         "zfs-fuse": ["zfs-fuse", "--help"], "losetup": ["losetup", "--version"],
+         "mkfs.btrfs": ["mkfs.btrfs", "--version"],
+         "zpool": ["dpkg-query", "-W", "-f", "${Package} ${Version}", "zfs-fuse", "zfsutils-linux"],
+         "zfs-fuse": ["dpkg-query", "-W", "-f", "${Package} ${Version}", "zfs-fuse"],
+         "losetup": ["losetup", "--version"],
          "qemu-system-x86_64": ["qemu-system-x86_64", "--version"], "git": ["git", "--version"]}
 
 
@@ -28,7 +31,7 @@ def register(app: typer.Typer) -> None:
 def facts() -> dict:
     tools = {}
     for name, argv in TOOLS.items():
-        tools[name] = (first_line(argv) or "present") if which(argv[0]) else None
+        tools[name] = (first_line(argv) or "present") if which(name) else None
     fss = {}
     for name in filesystems.names():
         a = filesystems.get(name).available()
@@ -73,7 +76,12 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
         g = f["guest"]
         if g.get("capable"):
             accel = g.get("accel") or "not probed yet (KVM if it boots, else TCG)"
+            if isinstance(accel, dict):   # the cached probe verdict
+                accel = accel.get("accel", "?") + ("" if accel.get("accel") == "kvm"
+                                                   else " (KVM did not boot here)")
             image = g.get("image") or f"built on first use, cached in {g.get('cache')}"
+            if isinstance(image, dict):   # the cached image's manifest
+                image = f"{image.get('kernel')} + {len(image.get('packages', {}))} packages, {image.get('path')}"
             console.print(f"guest target: available ({g.get('qemu')}); accel: {accel}; image: {image}")
         else:
             console.print(f"guest target: unavailable: {g.get('why_not')}")
