@@ -13,9 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def fslab_cmd() -> list[str]:
-    """How to invoke the CLI under test (the installed entry point, else the module)."""
-    exe = shutil.which("fslab")
-    return [exe] if exe else [sys.executable, "-m", "fslab"]
+    """The CLI under test: this checkout's fslab, run by the interpreter running pytest
+    (not whatever `fslab` comes first on PATH, which may be another checkout's)."""
+    return [sys.executable, "-m", "fslab"]
 
 
 def needs_root():
