@@ -28,9 +28,20 @@ def _nobody_can_run_python(tmp_path) -> bool:
 
 
 @pytest.fixture
+def tmp_path():
+    """A directory user `nobody` can reach (pytest's own tmp dirs sit under a 0700 parent)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    d = Path(tempfile.mkdtemp(prefix="fslab-nonroot-", dir="/tmp"))
+    os.chmod(d, 0o777)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
 def as_user(tmp_path, monkeypatch):
     """A function running `fslab ARGS` as an unprivileged user: (exit code, stdout, stderr)."""
-    os.chmod(tmp_path, 0o777)
     real = _nobody_can_run_python(tmp_path)
     monkeypatch.setenv("FSLAB_STATE_DIR", str(tmp_path / "state"))
 

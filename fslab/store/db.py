@@ -64,9 +64,13 @@ def new_run_id() -> str:
 class Store:
     def __init__(self, root: str | Path):
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / "fslab.sqlite"
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except (OSError, sqlite3.OperationalError) as e:
+            raise FslabError(f"cannot use results directory {self.root}: "
+                             f"{getattr(e, 'strerror', None) or e}") from None
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")   # committed means on disk
         self.db.row_factory = sqlite3.Row
