@@ -63,15 +63,7 @@ class AgingSuite(Suite):
     description = "git-replay and churn aging; cold grep cost and layout score, aged vs unaged"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
-        o = spec.options
-        unknown = set(o) - KNOWN
-        if unknown:
-            raise FslabError(f"[[suite]] kind='aging': unknown key(s) {sorted(unknown)}; "
-                             f"known: {sorted(KNOWN)}")
-        names = spec.workloads or ["git", "churn"]
-        for n in names:
-            if n not in ("git", "churn"):
-                raise FslabError(f"aging workload {n!r}: choose 'git' or 'churn'")
+        o, names = self.options(spec, KNOWN, ("git", "churn"))
         if o.get("repo") and not Path(o["repo"], ".git").exists() and not Path(o["repo"], "HEAD").exists():
             raise FslabError(f"aging: repo {o['repo']!r} is not a git repository")
         points = max(4, profile.count(STUDY_POINTS))

@@ -93,6 +93,23 @@ class Suite(ABC):
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         """Measure one case on one filesystem; raise UnitFailed/StepFailed on failure."""
 
+    def options(self, spec: SuiteSpec, known: set[str] | frozenset[str],
+                workloads: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+        """The [[suite]] table's options and chosen workloads, after rejecting unknown keys
+        and, when `workloads` lists the valid ones, unknown workload names (default: all)."""
+        from fslab.errors import FslabError
+        o = spec.options
+        unknown = set(o) - set(known)
+        if unknown:
+            raise FslabError(f"[[suite]] kind='{self.name}': unknown key(s) {sorted(unknown)}; "
+                             f"known: {sorted(known)}")
+        names = list(spec.workloads or workloads)
+        bad = [n for n in names if workloads and n not in workloads]
+        if bad:
+            raise FslabError(f"{self.name} workload {bad[0]!r}: choose one of "
+                             f"{', '.join(map(repr, workloads))}")
+        return o, names
+
     def supports(self, fs_name: str) -> str | None:
         """None if this suite can run on fs_name, else why not (the unit is skipped)."""
         return None

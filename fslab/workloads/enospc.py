@@ -32,7 +32,6 @@ from typing import Any, Callable
 
 import orjson
 
-from fslab.errors import FslabError
 from fslab.filesystems.base import Instance
 from fslab.profiles import GiB, MiB, Profile, parse_size
 from fslab.proc import run
@@ -70,15 +69,7 @@ class EnospcSuite(Suite):
     description = "fill to ENOSPC (one large file; many 4 KiB files): limits, errors, recovery"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
-        o = spec.options
-        unknown = set(o) - KNOWN
-        if unknown:
-            raise FslabError(f"[[suite]] kind='enospc': unknown key(s) {sorted(unknown)}; "
-                             f"known: {sorted(KNOWN)}")
-        names = spec.workloads or ["large_file", "small_files"]
-        for n in names:
-            if n not in ("large_file", "small_files"):
-                raise FslabError(f"enospc workload {n!r}: choose 'large_file' or 'small_files'")
+        o, names = self.options(spec, KNOWN, ("large_file", "small_files"))
         image = parse_size(o["image_size"]) if "image_size" in o else 2 * profile.file_size(1 * GiB)
         config = {"image_bytes": image,
                   "max_files": int(o.get("max_files", MAX_FILES[profile.name])),

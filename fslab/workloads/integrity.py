@@ -36,11 +36,7 @@ class IntegritySuite(Suite):
     description = "flip bytes in data/metadata blocks on the image; detected, silent or healed?"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
-        o = spec.options
-        unknown = set(o) - KNOWN
-        if unknown:
-            raise FslabError(f"[[suite]] kind='integrity': unknown key(s) {sorted(unknown)}; "
-                             f"known: {sorted(KNOWN)}")
+        o, _ = self.options(spec, KNOWN)
         files = int(o.get("files", profile.count(64, minimum=16)))
         damaged = int(o.get("damaged", max(1, files // 2)))
         config = {"files": files, "blocks_per_file": int(o.get("blocks_per_file", 16)),
