@@ -82,6 +82,20 @@ def build_units(plan: Plan, host: str = "localhost",
     return units, notes
 
 
+def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> None:
+    """Record the run's final status and say it; an interrupted run exits 130 with the
+    command that resumes it."""
+    status = ("interrupted" if out.interrupted else
+              "finished" if not out.failed else "finished-with-failures")
+    store.set_status(run_id, status)
+    console.print(f"run [bold]{run_id}[/] {status}: {out.done} units done, {out.failed} failed"
+                  + (f", {out.skipped} kept from before" if out.skipped else ""))
+    if out.interrupted:
+        import typer
+        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
+        raise typer.Exit(130)
+
+
 class _Terminate(Exception):
     pass
 

@@ -104,7 +104,7 @@ def run(
                   f"{', '.join(s.kind for s in the_plan.suite)}, profile {the_plan.run.profile}"
                   f"{' (scaled down from the studies)' if the_plan.profile.scaled else ''}, "
                   f"{the_plan.iterations} iterations; results in {store.root}")
-    from fslab.scheduler import execute
+    from fslab.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
     try:
@@ -117,13 +117,7 @@ def run(
             if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
                 shutil.rmtree(wd, ignore_errors=True)
                 state.forget("dir", str(wd))
-    status = "interrupted" if out.interrupted else ("finished" if not out.failed else "finished-with-failures")
-    store.set_status(run_id, status)
-    console.print(f"run [bold]{run_id}[/] {status}: {out.done} units done, {out.failed} failed"
-                  + (f", {out.skipped} kept from before" if out.skipped else ""))
-    if out.interrupted:
-        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
-        raise typer.Exit(130)
+    finish_run(store, run_id, out, console)
     if summary:
         _after(store, run_id)
 

@@ -14,7 +14,6 @@ import signal
 import sys
 from pathlib import Path
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -25,7 +24,7 @@ from fslab.proc import is_root
 from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
-from fslab.scheduler import Outcome
+from fslab.scheduler import Outcome, finish_run
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -58,14 +57,7 @@ def run_on_hosts(plan: Plan, store: Store, hosts_path: Path | None, *, console: 
     finally:
         signal.signal(signal.SIGTERM, old)
         _close_sessions(sessions, console)
-    status = ("interrupted" if tally.interrupted else
-              "finished" if not tally.failed else "finished-with-failures")
-    store.set_status(run_id, status)
-    console.print(f"run [bold]{run_id}[/] {status}: {tally.done} units done, {tally.failed} failed"
-                  + (f", {tally.skipped} kept from before" if tally.skipped else ""))
-    if tally.interrupted:
-        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
-        raise typer.Exit(130)
+    finish_run(store, run_id, tally, console)
     from fslab.remote.report import print_host_summary
     print_host_summary(store, run_id, console)
     return run_id
