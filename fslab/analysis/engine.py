@@ -58,13 +58,19 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     data = with_levels(records, factor)
     levels = _ordered_levels(data["level"].unique(), order)
     data["outlier"] = outlier_mask(data["value"], [data[c] for c in keys + ["level"]])
+    if regression:
+        from fslab.analysis.regression import regression_in_background
+        regression_table = regression_in_background(data, keys, seed)
     summary = describe(data, keys)
-    summary = summary.merge(_directions(data, keys), on=keys, how="left")
+    directions = _directions(data, keys)
+    summary = summary.merge(directions, on=keys, how="left")
+    # the same grouping as below, so the same order: one direction per group
+    group_better = [b if isinstance(b, str) else None for b in directions["better"]]
     omni_rows, pair_rows = [], []
     pairable = "run_id" not in factor     # rounds of different runs are unrelated
-    for key, g in data.groupby(keys, sort=True, dropna=False):
+    for (key, g), better in zip(data.groupby(keys, sort=True, dropna=False), group_better,
+                                strict=True):
         ident = dict(zip(keys, key))
-        better = _direction(g["better"])
         lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
         samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
         omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
@@ -78,8 +84,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
                       leaders(summary, pairs, keys))
     if regression:
-        from fslab.analysis.regression import regression_view
-        result.regression = regression_view(data, keys, seed)
+        result.regression = regression_table()
     return result
 
 
@@ -91,14 +96,12 @@ def _ordered_levels(found, order: Sequence[str] | None) -> list[str]:
     return first + [f for f in found if f not in first]
 
 
-def _direction(better: pd.Series) -> str | None:
-    values = set(better.dropna())
-    return values.pop() if len(values) == 1 else None   # conflicting directions: describe only
-
-
 def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    return (data.groupby(keys, sort=True, dropna=False)["better"]
-            .agg(_direction).rename("better").reset_index())
+    """Each group's better direction; None when its records disagree (described only)."""
+    by = data.groupby(keys, sort=True, dropna=False)["better"]
+    out = by.agg(["nunique", "first"]).reset_index()
+    out["better"] = out["first"].where(out["nunique"] == 1)
+    return out.drop(columns=["nunique", "first"])
 
 
 def leaders(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
