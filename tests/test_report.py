@@ -174,3 +174,12 @@ def _is_error(event: dict) -> bool:
     if method == "Log.entryAdded":
         return params.get("entry", {}).get("level") in ("error", "warning")
     return False
+
+
+def test_hand_built_panels_use_matplotlibs_colours():
+    """svg.PALETTE is spelled out to spare reports matplotlib's import; it must stay
+    matplotlib's own default cycle, so both kinds of figure colour a level alike."""
+    from matplotlib.colors import to_hex
+    from fslab.report.svg import PALETTE, pyplot
+    cycle = pyplot().rcParamsDefault["axes.prop_cycle"].by_key()["color"]
+    assert [to_hex(c) for c in cycle] == PALETTE

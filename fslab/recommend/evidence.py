@@ -58,7 +58,7 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     from fslab.errors import FslabError
     run_id = store.run(run_id)["run_id"]
     reusable = (known is not None and known.factor == FS_FACTOR
-                and known.levels == sorted(known.levels) and set(known.data["run_id"]) == {run_id})
+                and known.levels == sorted(known.levels) and set(known.data["run_id"].unique()) == {run_id})
     records = known.data[list(RECORD_COLUMNS)] if reusable else store.records(run_id)
     if records.empty:
         raise FslabError(f"run {run_id} has no records")
@@ -71,7 +71,7 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     outcomes, impls = fm.probe_outcomes(records, store.root)
     features_run = run_id if outcomes else None
     if not outcomes:
-        features_run = latest_probe_run(store, set(records["fs"]), exclude=run_id)
+        features_run = latest_probe_run(store, set(records["fs"].unique()), exclude=run_id)
         if features_run:
             outcomes, impls = fm.probe_outcomes(store.records(features_run), store.root)
     names = list(analysis.levels)

@@ -144,6 +144,6 @@ def _reproduce(loaded: Loaded, root: Path, html_dir: Path) -> list[dict]:
 
 
 def _artifacts(loaded: Loaded, root: Path, html_dir: Path) -> dict:
-    paths = sorted(set(loaded.records["artifact"].dropna()))
+    paths = sorted(loaded.records["artifact"].dropna().unique())
     return {"total": len(paths),
             "links": [{"name": p, "href": _rel(root / p, html_dir)} for p in paths[:MAX_ARTIFACT_LINKS]]}

@@ -10,7 +10,9 @@ from fslab.report.format import human
 
 def with_params(df: pd.DataFrame) -> pd.DataFrame:
     """The rows plus one column per key of their JSON params ('bs', 'numjobs', ...)."""
-    parsed = pd.DataFrame([orjson.loads(p) for p in df["params"]], index=df.index)
+    codes, texts = pd.factorize(df["params"])      # a handful of distinct params: parse each once
+    parsed = pd.DataFrame([orjson.loads(p) for p in texts]).reindex(codes)
+    parsed.index = df.index
     return df.join(parsed.drop(columns=[c for c in parsed.columns if c in df.columns]))
 
 
