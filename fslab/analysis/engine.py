@@ -13,6 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from fslab import forked
 from fslab.analysis.describe import describe, outlier_mask
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
@@ -21,6 +22,7 @@ from fslab.analysis.pairwise import compare_levels, magnitude
 # metrics named *_min, *_max or *_pNN describe a distribution's tails; tables show them,
 # the headline views (terminal, first screen, generic plots) leave them out
 _DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?)$")
+PARALLEL_MIN_ROWS = 20_000    # smaller runs: forking costs more than the second core saves
 
 
 def is_detail(metric: str) -> bool:
@@ -58,27 +60,23 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     data = with_levels(records, factor)
     levels = _ordered_levels(data["level"].unique(), order)
     data["outlier"] = outlier_mask(data["value"], [data[c] for c in keys + ["level"]])
+    directions = _directions(data, keys)
+    # the same grouping as the comparisons', so the same order: one direction per group
+    group_better = [b if isinstance(b, str) else None for b in directions["better"]]
     if regression:
         from fslab.analysis.regression import regression_in_background
         regression_table = regression_in_background(data, keys, seed)
-    summary = describe(data, keys)
-    directions = _directions(data, keys)
-    summary = summary.merge(directions, on=keys, how="left")
-    # the same grouping as below, so the same order: one direction per group
-    group_better = [b if isinstance(b, str) else None for b in directions["better"]]
-    omni_rows, pair_rows = [], []
     pairable = "run_id" not in factor     # rounds of different runs are unrelated
-    for (key, g), better in zip(data.groupby(keys, sort=True, dropna=False), group_better,
-                                strict=True):
-        ident = dict(zip(keys, key))
-        lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
-        samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
-        omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
-                {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
-                 "no better direction"})
-        omni_rows.append({**ident, "better": better, **omni})
-        for row in compare_levels(samples, better, pairable, seed_key=(seed, *key)):
-            pair_rows.append({**ident, **row})
+    args = (data, keys, levels, group_better, pairable, seed)
+    # large runs: every other group is compared in a forked child, beside this process
+    other_half = (forked.start(_compare_groups, *args, 1, 2)
+                  if forked.worth_it(len(data), PARALLEL_MIN_ROWS) else None)
+    summary = describe(data, keys).merge(directions, on=keys, how="left")
+    done = _compare_groups(*args, 0, 2 if other_half else 1)
+    if other_half:
+        done = sorted(done + other_half(), key=lambda group: group[0])
+    omni_rows = [omni for _, omni, _ in done]
+    pair_rows = [row for _, _, rows in done for row in rows]
     omni_df = pd.DataFrame(omni_rows)
     pairs = pd.DataFrame(pair_rows)
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
@@ -86,6 +84,27 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     if regression:
         result.regression = regression_table()
     return result
+
+
+def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
+                    group_better: list[str | None], pairable: bool, seed: int,
+                    part: int, parts: int) -> list[tuple[int, dict, list[dict]]]:
+    """Omnibus and pairwise tests of every `parts`-th group from `part` on:
+    (group number, omnibus row, pair rows) per group."""
+    done = []
+    for i, ((key, g), better) in enumerate(zip(data.groupby(keys, sort=True, dropna=False),
+                                               group_better, strict=True)):
+        if i % parts != part:
+            continue
+        ident = dict(zip(keys, key))
+        lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
+        samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
+        omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
+                {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
+                 "no better direction"})
+        pairs = compare_levels(samples, better, pairable, seed_key=(seed, *key))
+        done.append((i, {**ident, "better": better, **omni}, [{**ident, **row} for row in pairs]))
+    return done
 
 
 def _ordered_levels(found, order: Sequence[str] | None) -> list[str]:

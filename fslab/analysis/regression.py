@@ -8,13 +8,13 @@ models differ only in how they can combine the two.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 import warnings
 from typing import Callable
 
 import numpy as np
 import pandas as pd
+
+from fslab import forked
 
 MODELS = ("linear", "decision tree", "random forest")
 MIN_ROWS = 12          # below this a 25% hold-out has too few rows to score
@@ -24,41 +24,11 @@ BACKGROUND_MIN_ROWS = 20_000   # below this the fits take less than forking a pr
 
 def regression_in_background(data: pd.DataFrame, keys: list[str],
                              seed: int = 0) -> Callable[[], pd.DataFrame]:
-    """Start regression_view in a forked process; call the result to collect its table.
-
-    The fits are a third of a large report's analysis and need nothing from the
-    pairwise tests, so on a multi-core machine they run beside them. The child gets
-    `data` by fork (no copy, no pickling) and sends back only the small table. Any
-    failure of the child falls back to fitting in this process: same seed, same table.
-    """
-    if (len(data) < BACKGROUND_MIN_ROWS or (os.cpu_count() or 1) < 2
-            or "fork" not in multiprocessing.get_all_start_methods()):
-        return lambda: regression_view(data, keys, seed)
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_fit_and_send, args=(send, data, keys, seed), daemon=True)
-    child.start()
-    send.close()
-
-    def collect() -> pd.DataFrame:
-        try:
-            table = receive.recv()
-        except (EOFError, OSError):
-            table = None            # the child died: its message never came
-        finally:
-            receive.close()
-            child.join()
-        return table if isinstance(table, pd.DataFrame) else regression_view(data, keys, seed)
-    return collect
-
-
-def _fit_and_send(send, data: pd.DataFrame, keys: list[str], seed: int) -> None:
-    try:
-        send.send(regression_view(data, keys, seed))
-    except Exception:               # the parent fits it again and shows the real error
-        send.send(None)
-    finally:
-        send.close()
+    """regression_view, started now in a forked child on a multi-core machine: the fits
+    are a third of a large report's analysis and need nothing from the pairwise tests.
+    Call the result to collect the table."""
+    run = forked.start if forked.worth_it(len(data), BACKGROUND_MIN_ROWS) else forked.now
+    return run(regression_view, data, keys, seed)
 
 
 def regression_view(data: pd.DataFrame, keys: list[str], seed: int = 0) -> pd.DataFrame:
