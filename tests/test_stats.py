@@ -205,3 +205,44 @@ def test_short_runs_use_mann_whitney_so_a_verdict_is_possible():
     assert row["test"] == "Mann-Whitney U" and not row["paired"]
     assert row["p"] == pytest.approx(stats.mannwhitneyu(data["xfs"], data["ext4"]).pvalue)
     assert row["significant"] and row["winner"] == "xfs"
+
+
+def _large_run(groups: int = 60, rounds: int = 100) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    parts = []
+    for g in range(groups):
+        values = {fs: list(rng.lognormal(mean=5 + k * 0.05, size=rounds))
+                  for k, fs in enumerate(("btrfs", "ext4", "xfs", "zfs"))}
+        parts.append(frame(values, metric=f"m{g % 12}", case=f"case{g // 12}",
+                           better="lower" if g % 5 == 0 else "higher", rounds=range(1, rounds + 1)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_large_analysis_on_two_processes_equals_one(monkeypatch):
+    """Above PARALLEL_MIN_ROWS half the groups (and the regression fits) go to forked
+    children; the tables must be exactly those of doing it all in one process."""
+    import fslab.analysis.engine as engine
+    import fslab.analysis.regression as regression
+    records = _large_run()
+    assert len(records) >= engine.PARALLEL_MIN_ROWS
+    forked_result = analyze(records)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_ROWS", 10 ** 9)
+    monkeypatch.setattr(regression, "BACKGROUND_MIN_ROWS", 10 ** 9)
+    serial = analyze(records)
+    for name in ("summary", "omnibus", "pairs", "leaders", "regression"):
+        pd.testing.assert_frame_equal(getattr(forked_result, name), getattr(serial, name))
+    assert len(forked_result.pairs) == 60 * 6 and forked_result.pairs["significant"].any()
+
+
+def _fails_in_a_child(parent: int, x: int) -> int:
+    import os
+    if os.getpid() != parent:
+        raise RuntimeError("only the parent can do this")
+    return x * 2
+
+
+def test_forked_work_falls_back_to_this_process_when_the_child_fails():
+    import os
+    from fslab import forked
+    assert forked.start(_fails_in_a_child, os.getpid(), 21)() == 42
+    assert forked.start(pow, 2, 10)() == 1024
