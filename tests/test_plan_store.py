@@ -82,3 +82,22 @@ def test_plan_options_override_and_sweeps_stay_distinct():
     assert len(sizes) == 5   # scaled proportionally, not all capped to the same size
     spec = plans.SuiteSpec(kind="fio", workloads=["seqwrite"], fio={"end_fsync": 0})
     assert FioSuite().cases(spec, PROFILES["smoke"])[0].config["end_fsync"] == "0"
+
+
+def test_large_reads_split_over_two_processes_return_the_same_frame(tmp_path, monkeypatch):
+    """Above PARALLEL_READ_ROWS a forked child reads the second half of the rows; the
+    frame must be the one a single read gives: same rows, order, values and types."""
+    import fslab.store.db as db
+    store = Store(tmp_path / "results")
+    rows = [(run, "localhost", fs, "default", "fio", f"case{i % 7}", "{}", i // 40, f"m{i % 5}",
+             float(i) * 1.5, "ops/s", "higher" if i % 3 else None, f"runs/{run}/{i // 40}.json", 1.0)
+            for run in ("r2", "r1") for fs in ("ext4", "xfs") for i in range(16_000)]
+    store.add_rows(rows)
+    assert 2 * 32_000 >= db.PARALLEL_READ_ROWS
+    split_all, split_one = store.records(), store.records("r1")
+    monkeypatch.setattr(db, "PARALLEL_READ_ROWS", 10 ** 9)
+    import pandas as pd
+    pd.testing.assert_frame_equal(split_all, store.records())
+    pd.testing.assert_frame_equal(split_one, store.records(["r1"]))
+    assert len(split_all) == 64_000 and list(split_all["run_id"][:1]) == ["r2"]
+    assert split_one["better"].isna().sum() == 2 * len(range(0, 16_000, 3))   # NULL stays NaN
