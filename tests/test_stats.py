@@ -246,3 +246,13 @@ def test_forked_work_falls_back_to_this_process_when_the_child_fails():
     from fslab import forked
     assert forked.start(_fails_in_a_child, os.getpid(), 21)() == 42
     assert forked.start(pow, 2, 10)() == 1024
+
+
+def test_tied_medians_rank_in_level_order():
+    """A tie for best or runner-up goes to the level that comes first (sorted names),
+    whatever the direction: pandas' default sort would pick one arbitrarily."""
+    tied = {"btrfs": [1.0, 2, 3], "ext4": [5.0, 6, 7], "xfs": [5.0, 6, 7], "zfs": [5.0, 6, 8]}
+    for better in ("higher", "lower"):
+        lead = analyze(frame(tied, better=better), regression=False).leaders.iloc[0]
+        assert (lead["best"], lead["runner_up"]) == (("ext4", "xfs") if better == "higher"
+                                                     else ("btrfs", "ext4"))

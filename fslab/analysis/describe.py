@@ -52,7 +52,8 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per (keys..., level): n, mean, median, sd, cv, min, max, t-interval of the
     mean, order-statistic interval of the median, outlier count."""
     cols = keys + ["level"]
-    g = data.groupby(cols, sort=True, dropna=False)["value"]
+    grouped = data.groupby(cols, sort=True, dropna=False)
+    g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
     n = out["n"].to_numpy()
@@ -61,27 +62,28 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * out["sd"] / np.sqrt(n)
     out["mean_ci_lo"] = np.where(n >= 2, out["mean"] - half, np.nan)
     out["mean_ci_hi"] = np.where(n >= 2, out["mean"] + half, np.nan)
-    out[["median_ci_lo", "median_ci_hi"]] = _median_cis(data, cols, out)
+    group = grouped.ngroup().to_numpy()      # each row's group, numbered in `out`'s order
+    out[["median_ci_lo", "median_ci_hi"]] = _median_cis(data["value"].to_numpy(), group, len(out))
     out["median_ci_note"] = np.where(out["median_ci_lo"].isna(),
                                      f"too few samples (need >= {min_samples_for_median_ci()})", "")
     flags = data["outlier"] if "outlier" in data else outlier_mask(data["value"], [data[c] for c in cols])
-    counts = flags.groupby([data[c] for c in cols], sort=True, dropna=False).sum()
-    out["outliers"] = counts.to_numpy().astype(int)
+    out["outliers"] = np.bincount(group, weights=flags.to_numpy(dtype=float),
+                                  minlength=len(out)).astype(int)
     return out
 
 
-def _median_cis(data: pd.DataFrame, cols: list[str], desc: pd.DataFrame) -> np.ndarray:
-    """Order-statistic CI bounds per described row, picked from the sorted values."""
-    ordered = data.sort_values(cols + ["value"], kind="stable")
-    values = ordered["value"].to_numpy()
-    sizes = ordered.groupby(cols, sort=True, dropna=False).size().to_numpy()
+def _median_cis(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+    """Order-statistic CI bounds per group, picked from each group's sorted values
+    (NaN sorts last, as sort_values puts it)."""
+    ordered = values[np.lexsort((values, group))]
+    sizes = np.bincount(group, minlength=groups)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    bounds = np.full((len(desc), 2), np.nan)
+    bounds = np.full((groups, 2), np.nan)
     ranks_cache: dict[int, tuple[int, int] | None] = {}
     for i, (start, size) in enumerate(zip(starts, sizes)):
         if size not in ranks_cache:
             ranks_cache[size] = median_ci_ranks(int(size))
         ranks = ranks_cache[size]
         if ranks:
-            bounds[i] = values[start + ranks[0] - 1], values[start + ranks[1] - 1]
+            bounds[i] = ordered[start + ranks[0] - 1], ordered[start + ranks[1] - 1]
     return bounds

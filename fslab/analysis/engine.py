@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from fslab import forked
@@ -135,8 +136,12 @@ def leaders(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.D
     for key, g in ranked.groupby(keys, sort=True, dropna=False):
         if len(g) < 2:
             continue
-        g = g.sort_values("median", ascending=g["better"].iloc[0] == "lower")
-        best, second = g.iloc[0], g.iloc[1]
+        # best first: a stable sort, NaN last (as sort_values ranks them), without the
+        # cost of sorting a DataFrame per group
+        median = g["median"].to_numpy(dtype=float)
+        rank_by = median if g["better"].iloc[0] == "lower" else -median
+        first, runner_up = np.lexsort((rank_by, np.isnan(rank_by)))[:2]
+        best, second = g.iloc[first], g.iloc[runner_up]
         pair = (pair_index.get((key, second["level"], best["level"]))
                 or _flip(pair_index.get((key, best["level"], second["level"]))))
         if pair is None:
