@@ -41,10 +41,17 @@ class Analysis:
     pairs: pd.DataFrame             # one row per group x pair of levels
     leaders: pd.DataFrame           # one row per ranked group: best level vs runner-up
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
+    _wide: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def per_iteration(self) -> pd.DataFrame:
         """S2's table, done right: one row per (level, workload, iteration), one column
-        per metric (with its unit), each value from its own iteration."""
+        per metric (with its unit), each value from its own iteration. Made once: the
+        report and the exports both show it (callers get a copy to change as they like)."""
+        if self._wide is None:
+            self._wide = self._per_iteration()
+        return self._wide.copy()
+
+    def _per_iteration(self) -> pd.DataFrame:
         idx = [k for k in self.keys if k not in ("metric", "unit")] + ["level", "iteration"]
         d = self.data.assign(column=self.data["metric"] + " [" + self.data["unit"] + "]")
         d = d.drop_duplicates(idx + ["column"])     # identity + metric is unique per record

@@ -87,7 +87,9 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
         summary = a.summary[a.summary["suite"] == suite]
         data = a.data[a.data["suite"] == suite]
         workloads = []
-        data_groups = dict(list(data.groupby(where, sort=True, dropna=False)))
+        # the generic panels read only these columns: splitting a slim frame is far cheaper
+        panel_cols = list(dict.fromkeys([*where, "metric", "unit", "level", "value", "outlier"]))
+        data_groups = dict(list(data[panel_cols].groupby(where, sort=True, dropna=False)))
         pairs = pairs_table(a)
         show_host = "host" in a.keys and a.data["host"].nunique() > 1
         for key, s in summary.groupby(where, sort=True, dropna=False):
