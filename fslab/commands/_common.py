@@ -11,8 +11,18 @@ ResultsOpt = typer.Option(None, "--results", "-r",
                           show_default=False)
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON instead of a table.")
 
-console = Console()
-err = Console(stderr=True)
+
+def _piped_width(stream) -> int | None:
+    """Rich wraps at 80 columns when output is not a terminal (a log, a file, a pipe):
+    the verdict table then breaks every cell. Use a wide line there unless COLUMNS says."""
+    import os
+    import sys
+    interactive = getattr(sys, stream).isatty()
+    return None if interactive or os.environ.get("COLUMNS") else 160
+
+
+console = Console(width=_piped_width("stdout"))
+err = Console(stderr=True, width=_piped_width("stderr"))
 
 
 def results_dir(results: Path | None) -> Path:
