@@ -24,6 +24,12 @@ class RunSection(BaseModel):
     # smaller profiles keep their defaults, which give the statistics enough rounds
     study_iterations: int | None = Field(None, ge=1, le=1000)
     seed: int = 42
+    # adaptive: after the `iterations` rounds, more rounds of every case whose headline
+    # metrics still have a 95% CI of the mean wider than ±target_ci (relative), up to
+    # max_iterations rounds in all (pyperf/hyperfine-style: stop when the answer is clear)
+    adaptive: bool = False
+    max_iterations: int = Field(30, ge=2, le=1000)
+    target_ci: float = Field(0.03, gt=0, lt=1)
     fresh_fs: bool = True          # new filesystem per iteration
     name: str | None = None        # a label for the run
     description: str | None = None
@@ -194,7 +200,7 @@ def _line_of(text: str, loc: tuple) -> int | None:
 def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | None,
              seed: int, mkfs_options: list[str] | None = None,
              mount_options: list[str] | None = None,
-             fio_options: dict[str, str] | None = None) -> Plan:
+             fio_options: dict[str, str] | None = None, adaptive: bool = False) -> Plan:
     """The plan that `fslab run --fs ... --suite ...` means. `fs` items may be 'zfs:variant'."""
     fss = []
     for item in fs:
@@ -206,7 +212,7 @@ def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | N
     for s in suites:
         extra = {"fio": dict(fio_options)} if (fio_options and s == "fio") else {}
         suite_specs.append(SuiteSpec(kind=s, **extra))
-    plan = Plan(run=RunSection(profile=profile, iterations=iterations, seed=seed),
+    plan = Plan(run=RunSection(profile=profile, iterations=iterations, seed=seed, adaptive=adaptive),
                 filesystem=fss, suite=suite_specs)
     plan.source_text = to_toml(plan)
     plan.source_path = "<command line>"

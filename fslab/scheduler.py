@@ -50,11 +50,23 @@ def driver_for(spec: FilesystemSpec, existing: bool):
     return Existing(spec.name) if existing else filesystems.get(spec.name)
 
 
+Pair = tuple[FilesystemSpec, Suite, Case]
+
+
 def build_units(plan: Plan, host: str = "localhost",
                 existing: bool = False) -> tuple[list[Unit], list[str]]:
-    """Every unit of the plan in run order, plus notes on what was skipped and why."""
+    """Every unit of the plan's fixed rounds in run order, plus notes on what was skipped
+    and why."""
+    pairs, notes = plan_pairs(plan, host, existing)
+    units = [u for it in range(1, plan.iterations + 1) for u in round_units(plan, pairs, it, host)]
+    return units, notes
+
+
+def plan_pairs(plan: Plan, host: str = "localhost",
+               existing: bool = False) -> tuple[list[Pair], list[str]]:
+    """(fs variant, suite, case) of one round, in plan order, and notes on what was skipped."""
     notes: list[str] = []
-    pairs: list[tuple[FilesystemSpec, Suite, Case]] = []
+    pairs: list[Pair] = []
     suites = [(s, workloads.get(s.kind)) for s in plan.suite]
     for spec in plan.filesystem:
         driver = driver_for(spec, existing)   # unknown names fail early, with the list of known ones
@@ -71,15 +83,16 @@ def build_units(plan: Plan, host: str = "localhost",
                 continue
             for case in suite.cases(sspec.at_profile(plan.profile.name), plan.profile):
                 pairs.append((spec, suite, case))
-    units = []
-    for it in range(1, plan.iterations + 1):
-        order = list(pairs)
-        random.Random(f"{plan.run.seed}:{it}").shuffle(order)
-        for spec, suite, case in order:
-            key = UnitKey(host, spec.name, spec.variant, suite.name, case.name,
-                          canonical_params(case.params), it)
-            units.append(Unit(key, spec, suite, case))
-    return units, notes
+    return pairs, notes
+
+
+def round_units(plan: Plan, pairs: list[Pair], it: int, host: str = "localhost") -> list[Unit]:
+    """Round `it` of these pairs, in an order drawn from the plan's seed and the round."""
+    order = list(pairs)
+    random.Random(f"{plan.run.seed}:{it}").shuffle(order)
+    return [Unit(UnitKey(host, spec.name, spec.variant, suite.name, case.name,
+                         canonical_params(case.params), it), spec, suite, case)
+            for spec, suite, case in order]
 
 
 def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> None:
@@ -107,7 +120,8 @@ def _on_sigterm(signum, frame):
 def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
             workdir: Path, console: Console, mountpoint_dir: Path | None = None,
             host: str = "localhost") -> Outcome:
-    units, notes = build_units(plan, host, existing=mountpoint_dir is not None)
+    pairs, notes = plan_pairs(plan, host, existing=mountpoint_dir is not None)
+    units = [u for it in range(1, plan.iterations + 1) for u in round_units(plan, pairs, it, host)]
     for n in notes:
         console.print(f"[yellow]note:[/] {n}")
     status = store.unit_status(run_id)
@@ -116,24 +130,45 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     if out.skipped:
         console.print(f"resuming: {out.skipped} of {len(units)} units already done")
     old = signal.signal(signal.SIGTERM, _on_sigterm)
-    drivers_used = set() if mountpoint_dir else {u.spec.name for u in todo}
+    drivers_used = set() if mountpoint_dir else {spec.name for spec, _, _ in pairs}
     seen_variants: set[str] = set()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     try:
         with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task("starting", total=len(todo))
-            for i, unit in enumerate(todo, 1):
-                bar.update(task, description=unit.key.label())
-                t0 = time.monotonic()
-                ok = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
-                               mountpoint_dir, seen_variants)
-                out.done += ok
-                out.failed += not ok
-                bar.advance(task)
-                if not console.is_terminal:   # logs (CI, guest) get a line per unit instead of a bar
-                    console.print(f"[{i}/{len(todo)}] {unit.key.label()}: "
-                                  f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
+            count = 0
+
+            def run_all(batch: list[Unit]) -> None:
+                nonlocal count
+                for unit in batch:
+                    count += 1
+                    bar.update(task, description=unit.key.label())
+                    t0 = time.monotonic()
+                    ok = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
+                                   mountpoint_dir, seen_variants)
+                    out.done += ok
+                    out.failed += not ok
+                    bar.advance(task)
+                    if not console.is_terminal:   # logs (CI, guest) get a line per unit, not a bar
+                        console.print(f"[{count}/{int(bar.tasks[0].total)}] {unit.key.label()}: "
+                                      f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
+
+            run_all(todo)
+            if plan.run.adaptive:
+                from fslab.adaptive import AdaptiveRounds
+                rounds = AdaptiveRounds(plan, pairs, store, run_id)
+                for it in range(plan.iterations + 1, plan.run.max_iterations + 1):
+                    wanted = rounds.still_wide()
+                    console.print(rounds.describe(wanted, it))
+                    if not wanted:
+                        break
+                    batch = [u for u in round_units(plan, wanted, it, host)
+                             if status.get(u.key) != "done"]
+                    out.skipped += len(wanted) - len(batch)
+                    bar.update(task, total=bar.tasks[0].total + len(batch))
+                    run_all(batch)
+                rounds.save()
     except KeyboardInterrupt:
         out.interrupted = True
     finally:

@@ -100,3 +100,64 @@ def test_kill9_then_cleanup_then_resume(state_dir, results, tmp_path):
     assert counts and all(c[4] == 1 for c in counts)
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
     assert not leftovers(str(work))
+
+
+def _rounds_per_case(db_path) -> dict[str, int]:
+    db = sqlite3.connect(db_path)
+    rows = db.execute('SELECT "case", fs, COUNT(DISTINCT iteration) FROM records '
+                      'GROUP BY "case", fs').fetchall()
+    per_case: dict[str, set[int]] = {}
+    for case, _fs, n in rows:
+        per_case.setdefault(case, set()).add(n)
+    assert all(len(ns) == 1 for ns in per_case.values()), per_case   # every fs: the same rounds
+    return {case: ns.pop() for case, ns in per_case.items()}
+
+
+def _adaptive_plan(tmp_path, target_ci: float, max_iterations: int,
+                   workloads: tuple[str, ...] = ("randread", "seqwrite")):
+    plan = tmp_path / f"adaptive-{target_ci}.toml"
+    plan.write_text(f"""
+[run]
+profile = "smoke"
+iterations = 3
+adaptive = true
+target_ci = {target_ci}
+max_iterations = {max_iterations}
+
+[[filesystem]]
+name = "ext4"
+
+[[filesystem]]
+name = "xfs"
+
+[[suite]]
+kind = "fio"
+workloads = {json.dumps(list(workloads))}
+
+[suite.fio]
+runtime = 1
+""")
+    return plan
+
+
+def test_adaptive_rounds_stop_when_every_ci_is_narrow_enough(state_dir, results, tmp_path):
+    """A loose target is met by the fixed rounds; an impossible one runs every case to
+    max_iterations and says so, on every filesystem alike (rounds stay paired)."""
+    # randread reads the page cache: steady enough for ±90% after 3 rounds even on a busy host
+    loose = run_fslab("run", str(_adaptive_plan(tmp_path, 0.9, 5, ("randread",))), "--results", str(results / "a"),
+                      "--workdir", str(tmp_path / "wa"))
+    assert "every case's 95% CI is within ±90.0% after 3 rounds" in loose.stdout
+    assert set(_rounds_per_case(results / "a" / "fslab.sqlite").values()) == {3}
+
+    strict = run_fslab("run", str(_adaptive_plan(tmp_path, 0.0001, 5)), "--results", str(results / "b"),
+                       "--workdir", str(tmp_path / "wb"))
+    assert "adaptive: round 4 for 2 of 2 cases" in strict.stdout
+    assert "adaptive: round 5 for 2 of 2 cases" in strict.stdout
+    assert _rounds_per_case(results / "b" / "fslab.sqlite") == {"randread": 5, "seqwrite": 5}
+    env = json.loads(sqlite3.connect(results / "b" / "fslab.sqlite")
+                     .execute("SELECT environment FROM runs").fetchone()[0])["adaptive"]
+    assert env["target_ci"] == 0.0001 and env["max_iterations"] == 5 and env["min_iterations"] == 3
+    assert {c["rounds"] for c in env["cases"].values()} == {5}
+    assert not any(c["converged"] for c in env["cases"].values())
+    assert all(c["widest_ci"] > 0.0001 for c in env["cases"].values())
+    assert not leftovers(str(tmp_path))

@@ -31,6 +31,9 @@ def run(
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
     iterations: Optional[int] = typer.Option(None, "--iterations", "-n", min=1,
                                              help="Repetitions (default: the profile's)."),
+    adaptive: bool = typer.Option(False, "--adaptive", help="After the profile's iterations, repeat "
+                                  "each case until every filesystem's 95% CI is within ±3% of its mean "
+                                  "(plan: run.target_ci), at most run.max_iterations (30) rounds."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the randomized order (default 42)."),
     results: Optional[Path] = ResultsOpt,
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue RUN_ID: done units are kept, "
@@ -60,7 +63,7 @@ def run(
         the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
     else:
         the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
-                               mkfs_options, mount_options)
+                               mkfs_options, mount_options, adaptive)
     if device:
         target = target or "device"
     if mountpoint:
@@ -68,6 +71,9 @@ def run(
     target = target or the_plan.target.get("kind", "loop")
 
     if hosts or the_plan.hosts:
+        if the_plan.run.adaptive:
+            raise FslabError("adaptive iterations are not supported across hosts yet: "
+                             "give a fixed --iterations N")
         from fslab.remote import run_on_hosts   # issue 8: fio client/server
         run_on_hosts(the_plan, store, hosts, console=console, resume=resume)
         return
@@ -103,7 +109,10 @@ def run(
     console.print(f"run [bold]{run_id}[/]: {', '.join(f.label for f in the_plan.filesystem)} × "
                   f"{', '.join(s.kind for s in the_plan.suite)}, profile {the_plan.run.profile}"
                   f"{' (scaled down from the studies)' if the_plan.profile.scaled else ''}, "
-                  f"{the_plan.iterations} iterations; results in {store.root}")
+                  f"{the_plan.iterations} iterations"
+                  + (f" then adaptive (CI ±{the_plan.run.target_ci:.0%}, at most "
+                     f"{the_plan.run.max_iterations})" if the_plan.run.adaptive else "")
+                  + f"; results in {store.root}")
     from fslab.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
@@ -137,7 +146,8 @@ def _tmp_base() -> str:
     return str(base)
 
 
-def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options):
+def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
+                adaptive=False):
     fio_opts = {}
     for item in fio:
         k, sep, v = item.partition("=")
@@ -165,6 +175,8 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
             p.run.iterations = iterations
         if seed is not None:
             p.run.seed = seed
+        if adaptive:
+            p.run.adaptive = True
         for f in p.filesystem:
             if mkfs:
                 f.mkfs_options = [*f.mkfs_options, *mkfs]
@@ -181,14 +193,15 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
         if not p.suite:
             p.suite = [plans.SuiteSpec(kind="fio")]
         text = p.source_text
-        changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts])
+        changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts,
+                       adaptive])
         p.source_text = plans.to_toml(p) if changed else text
         p.check_unique_variants()
         return p
     fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
     suites = [x.strip() for x in (suite or "fio").split(",") if x.strip()]
     return plans.from_cli(fs_list, suites, profile or "quick", iterations,
-                          42 if seed is None else seed, mkfs, mnt, fio_opts)
+                          42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)
 
 
 def _target_factory(target, device, destroy_data, mountpoint, workdir, the_plan):
