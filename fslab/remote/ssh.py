@@ -22,17 +22,21 @@ class AgentHost:
     """Drives `python3 -m fslab.remote.agent` through `transport` (e.g. an ssh command)."""
 
     def __init__(self, transport: list[str], python: str, workdir: str, timeout: float = 3600):
-        self.argv = [*transport, shlex.join([python, "-m", "fslab.remote.agent",
+        # the remote shell splits this line again: `python` may be several words
+        # ("sudo python3"), the workdir stays one
+        self.argv = [*transport, shlex.join([*shlex.split(python), "-m", "fslab.remote.agent",
                                              "--workdir", workdir])]
         self.timeout = timeout
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
         self._stderr: list[str] = []
+        self._stderr_done = threading.Event()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
     def _drain_stderr(self) -> None:
         for line in self.proc.stderr:
             self._stderr = (self._stderr + [line.rstrip()])[-20:]
+        self._stderr_done.set()
 
     def call(self, op: str, **args):
         if self.proc.poll() is not None:
@@ -51,9 +55,16 @@ class AgentHost:
         return reply["result"]
 
     def _lost(self) -> str:
-        code = self.proc.poll()
+        """Why the agent is gone, in its own or ssh's last words."""
+        try:    # its output ended: the exit status and last words follow in a moment
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._stderr_done.wait(2)
         said = " | ".join(self._stderr[-3:]) or "no message"
-        return f"connection to the agent lost (exit {code}): {said}"
+        if code is None or code == 255:          # 255: ssh's own failure
+            return f"connection to the agent lost (ssh exit {code}): {said}"
+        return f"the agent exited with status {code}: {said}"
 
     # the LocalHost operations --------------------------------------------------------
     def environment(self, fs_names: list[str]) -> dict:
