@@ -15,9 +15,10 @@ from typing import Callable, Iterator
 
 import orjson
 
-# Teardown order: lower first. Mounts go before the pools/loops under them, etc.
-PRIORITY = {"guest": 0, "mount": 10, "dm": 15, "zpool": 20, "loop": 30, "daemon": 40,
-            "netns": 45, "file": 50, "dir": 60}
+# Teardown order: lower first. Mounts go before the pools/loops under them, etc.;
+# a fio server (fslab.remote) before the mounts its jobs may still hold open.
+PRIORITY = {"guest": 0, "fio-server": 5, "mount": 10, "dm": 15, "zpool": 20, "loop": 30,
+            "daemon": 40, "netns": 45, "file": 50, "dir": 60}
 
 _handlers: dict[str, Callable[[dict], None]] = {}
 
@@ -104,7 +105,7 @@ def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[l
 
 
 # Modules that register teardown for their own kinds (imported only when cleaning up).
-HANDLER_MODULES = ("fslab.guest.qemu", "fslab.workloads.crash")
+HANDLER_MODULES = ("fslab.guest.qemu", "fslab.workloads.crash", "fslab.remote.server")
 
 
 def _import_handlers() -> None:

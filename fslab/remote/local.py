@@ -69,16 +69,18 @@ class LocalHost:
     def close(self) -> list[str]:
         """Tear down everything still here; the errors met (teardown goes on past them)."""
         errors = []
-        for label in list(self.instances):
-            try:
-                self.release(label)
-            except Exception as e:
-                errors.append(f"{label}: {e}")
+        # the server first: after a lost connection a job of its may still be writing to
+        # a filesystem below, which then could not be unmounted
         if self.server is not None:
             try:
                 self.server.stop()
             except Exception as e:
                 errors.append(f"fio server: {e}")
+        for label in list(self.instances):
+            try:
+                self.release(label)
+            except Exception as e:
+                errors.append(f"{label}: {e}")
         for name in self.drivers_used:
             end = getattr(filesystems.get(name), "session_end", None)
             if end:

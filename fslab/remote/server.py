@@ -3,9 +3,17 @@
 fio's server has no authentication: whoever reaches its port runs any job (and any
 file path) as the server's user. So fslab binds it to the one address given in
 hosts.toml, never to all interfaces, and stops what it started.
+
+fio's server forks a child per client connection and that child forks the job: they
+share the server's process group (fslab starts it in a session of its own), and
+stopping means stopping the whole group. Stopping only the listening process would
+leave a connection's child running its job, possibly after the filesystem under it
+was unmounted, i.e. writing into the bare mount point on another disk.
 """
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -13,7 +21,8 @@ from pathlib import Path
 
 from fslab import state
 from fslab.errors import StepFailed
-from fslab.teardown import stop_pid
+
+KIND = "fio-server"      # its kind in the state file (fslab cleanup stops the group)
 
 
 def listening(address: str, port: int, timeout: float = 1.0) -> bool:
@@ -31,7 +40,7 @@ class FioServer:
     def __init__(self, fio_address: str, address: str, port: int, netns: str | None = None):
         self.fio_address, self.address, self.port, self.netns = fio_address, address, port, netns
         self.proc: subprocess.Popen | None = None
-        self.ident = f"fio-server {fio_address}" + (f" netns {netns}" if netns else "")
+        self.ident = fio_address + (f" netns {netns}" if netns else "")
 
     def ensure(self, policy: str, log_path: Path, wait: float = 10.0) -> bool:
         """Make a server listen; True if we started it. policy: auto | start | reuse."""
@@ -56,9 +65,8 @@ class FioServer:
             # own session: a Ctrl-C at the coordinator's terminal is ours to handle, not fio's
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
-        # nsenter execs fio, so this pid is the server's own
-        state.note("daemon", self.ident, daemon_pid=self.proc.pid,
-                   match=f"--server={self.fio_address}")
+        # nsenter execs fio, so this pid is the server's own, and its process group's
+        state.note(KIND, self.ident, pgid=self.proc.pid, match=f"--server={self.fio_address}")
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -73,13 +81,60 @@ class FioServer:
         raise StepFailed(f"fio --server={self.fio_address} did not listen within {wait:.0f}s")
 
     def stop(self) -> None:
+        """Stop the server and every process it forked (connections, running jobs)."""
         if self.proc is None:
             return
-        stop_pid(self.proc.pid)
-        self.proc.wait()
+        stop_group(self.proc.pid, f"--server={self.fio_address}", reap=self.proc)
         self._forget()
         self.log_path.unlink(missing_ok=True)
 
     def _forget(self) -> None:
-        state.forget("daemon", self.ident)
+        state.forget(KIND, self.ident)
         self.proc = None
+
+
+def group_members(pgid: int, match: str = "") -> list[int]:
+    """Live processes of process group `pgid` (whose command line contains `match`)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()       # state ppid pgrp ...
+        if fields[0] != "Z" and int(fields[2]) == pgid and match in cmd:
+            out.append(int(d))
+    return out
+
+
+def stop_group(pgid: int, match: str, reap: subprocess.Popen | None = None,
+               timeout: float = 15.0) -> None:
+    """SIGTERM to the group (only if it is still fio's server), SIGKILL after `timeout`;
+    returns once none of it is left. `reap`: the leader, when it is our child."""
+    if group_members(pgid, match):
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while group_members(pgid) and time.monotonic() < deadline:
+                if reap is not None:
+                    reap.poll()
+                time.sleep(0.1)
+            if not group_members(pgid):
+                break
+    if reap is not None:
+        reap.wait()
+
+
+@state.handler(KIND)
+def _cleanup(e: dict) -> None:
+    """`fslab cleanup` after a crash: what is left of a server fslab started."""
+    stop_group(int(e["pgid"]), e["match"])
+    if group_members(int(e["pgid"])):
+        raise RuntimeError(f"fio server group {e['pgid']} does not stop")
