@@ -156,9 +156,14 @@ class GroupRunner:
                 s.measurements = []
 
     def _finish(self, s: _Slot, started: float) -> bool:
+        # a failed unit stores no values: after a lost connection or a failed teardown
+        # nobody checked that fio's files landed on the prepared filesystem (a server
+        # left running after its host's teardown measures the bare mount point's disk);
+        # its raw files stay in the unit's directory
         artifact = f"{s.rel}/fio.json"
-        records = [stamp(s.key, self.run_id, dataclasses.replace(m, artifact=artifact))
-                   for m in s.measurements]
+        records = [] if s.error else [
+            stamp(s.key, self.run_id, dataclasses.replace(m, artifact=artifact))
+            for m in s.measurements]
         status = "failed" if s.error else "done"
         if s.error:
             self.console.print(f"[red]failed[/] {s.key.host} {s.key.label()}: {s.error}")
