@@ -8,6 +8,8 @@ reached, so a host's success is judged by its own entries, never by the exit cod
 from __future__ import annotations
 
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,16 +39,40 @@ def client_argv(jobs: list[tuple[HostSpec, Path]], output: Path) -> list[str]:
 
 
 def run_clients(jobs: list[tuple[HostSpec, Path]], output: Path, log: Path,
-                timeout: float) -> ClientRun:
-    """Run the jobs on their hosts at once; fio's raw output stays verbatim in `output`."""
+                timeout: float, lost: Callable[[], str | None] | None = None) -> ClientRun:
+    """Run the jobs on their hosts at once; fio's raw output stays verbatim in `output`.
+
+    fio's client waits for a server that went away without a word (a network failure,
+    a powered-off host) for as long as TCP does; `lost()`, asked every second, says when
+    a host is known to be gone, and the invocation is stopped then (its hosts get no
+    results) instead of at `timeout`."""
     with open(log, "wb") as out:
+        p = subprocess.Popen(client_argv(jobs, output), stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
         try:
-            p = subprocess.run(client_argv(jobs, output), stdout=out, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, timeout=timeout)
-            code = p.returncode
-        except subprocess.TimeoutExpired:
-            code = -1
-            out.write(f"\nfslab: fio client timed out after {timeout:.0f}s\n".encode())
+            while True:
+                try:
+                    code = p.wait(timeout=1)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                why = (f"fio client timed out after {timeout:.0f}s"
+                       if time.monotonic() > deadline else lost() if lost else None)
+                if why:
+                    p.terminate()
+                    try:
+                        p.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+                    code = -1
+                    out.write(f"\nfslab: {why}; fio client stopped\n".encode())
+                    break
+        finally:
+            if p.poll() is None:       # interrupted (Ctrl-C): the client goes too
+                p.kill()
+                p.wait()
     return split_by_host([h for h, _ in jobs], output, log, code)
 
 

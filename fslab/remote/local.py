@@ -66,6 +66,13 @@ class LocalHost:
             inst.close()
         return {"entries": entries}
 
+    def lost(self) -> str | None:
+        """Why this host can no longer run jobs, if it cannot (its fio server died)."""
+        proc = self.server.proc if self.server is not None else None
+        if proc is not None and proc.poll() is not None:
+            return f"its fio server exited ({proc.returncode})"
+        return None
+
     def close(self) -> list[str]:
         """Tear down everything still here; the errors met (teardown goes on past them)."""
         errors = []

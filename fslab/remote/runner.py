@@ -128,8 +128,15 @@ class GroupRunner:
     def _measure(self, unit: Unit, ready: list[_Slot]) -> ClientRun:
         first = self.store.root / ready[0].rel
         runtime = float(str(unit.case.config.get("runtime", "60")).rstrip("s") or 60)
+        def lost() -> str | None:      # a host known gone: its job will never end
+            for s in ready:
+                why = s.session.ops.lost()
+                if why:
+                    return f"{s.session.spec.name} lost: {why}"
+            return None
+
         result = run_clients([(s.session.spec, s.job) for s in ready], first / "fio.json",
-                             first / "fio.log", timeout=runtime + 900)
+                             first / "fio.log", timeout=runtime + 900, lost=lost)
         for s in ready:
             _share(first, self.store.root / s.rel, ("fio.json", "fio.log"))
             outcome = result.per_host[s.session.spec.name]

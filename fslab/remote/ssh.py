@@ -2,7 +2,9 @@
 
 `ssh -o BatchMode=yes` uses the user's own configuration and keys (agent, ~/.ssh/config)
 and never prompts: fslab holds no password anywhere. A dropped connection surfaces as
-HostLost; the agent on the other side tears down what it made when its stdin closes.
+HostLost; the agent on the other side tears down what it made when its stdin closes,
+or when the pings this side sends every few seconds stop arriving (a silent network
+failure, which only ssh's keepalives notice on this side).
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ class HostLost(StepFailed):
     """The connection to the host's agent broke: every later step there fails too."""
 
 
+PING_EVERY = 5.0      # seconds; the agent gives up after 60 s without a line
+
+
 class AgentHost:
     """Drives `python3 -m fslab.remote.agent` through `transport` (e.g. an ssh command)."""
 
@@ -30,20 +35,39 @@ class AgentHost:
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
         self._stderr: list[str] = []
+        self._write_lock = threading.Lock()      # requests and pings share stdin
+        self._closed = threading.Event()
         self._stderr_done = threading.Event()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
+        threading.Thread(target=self._ping, daemon=True).start()
 
     def _drain_stderr(self) -> None:
         for line in self.proc.stderr:
             self._stderr = (self._stderr + [line.rstrip()])[-20:]
         self._stderr_done.set()
 
+    def _send(self, message: dict) -> None:
+        with self._write_lock:
+            self.proc.stdin.write(json.dumps(message) + "\n")
+            self.proc.stdin.flush()
+
+    def _ping(self) -> None:
+        """Tell the agent every few seconds that this side is still there."""
+        while not self._closed.wait(PING_EVERY):
+            try:
+                self._send({"op": "ping"})
+            except (OSError, ValueError):     # the connection is gone, or closed by us
+                return
+
+    def lost(self) -> str | None:
+        """Why the connection is gone, if it is."""
+        return self._lost() if self.proc.poll() is not None else None
+
     def call(self, op: str, **args):
         if self.proc.poll() is not None:
             raise HostLost(self._lost())
         try:
-            self.proc.stdin.write(json.dumps({"op": op, "args": args}) + "\n")
-            self.proc.stdin.flush()
+            self._send({"op": op, "args": args})
             line = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
             raise HostLost(self._lost()) from None
@@ -82,8 +106,10 @@ class AgentHost:
 
     def close(self) -> list[str]:
         """Closing stdin makes the agent tear down and exit; wait for it to finish."""
+        self._closed.set()
         try:
-            self.proc.stdin.close()
+            with self._write_lock:
+                self.proc.stdin.close()
         except OSError:
             pass
         try:
@@ -97,6 +123,9 @@ class AgentHost:
 
 
 def ssh_transport(destination: str, options: list[str]) -> list[str]:
-    """OpenSSH without prompts; keepalives notice a dead host within ~15 s."""
-    return ["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=5",
-            "-o", "ServerAliveCountMax=3", *options, destination]
+    """OpenSSH without prompts; keepalives notice a dead host within ~15 s, an
+    unreachable one fails within 15 s. For each setting ssh takes the first value it
+    is given, so the host's `ssh_options` come before these defaults (they may change
+    them); BatchMode comes first: it always holds."""
+    return ["ssh", "-T", "-o", "BatchMode=yes", *options, "-o", "ServerAliveInterval=5",
+            "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=15", destination]
