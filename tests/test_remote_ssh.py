@@ -1,0 +1,423 @@
+"""A host reached over SSH, for real: OpenSSH's sshd inside a network namespace.
+
+The test starts its own sshd (throwaway host and client keys, its own config, a free
+port on the namespace's private address) with `ip netns exec`, so it has the
+namespace's network and a mount namespace of its own, like a separate machine: what
+the agent mounts there is invisible here and is looked at through /proc/<sshd>/.
+fslab reaches it exactly as it reaches a remote host: `ssh -T -o BatchMode=yes ...
+python -m fslab.remote.agent`, with the test's ssh config (-F), and runs fio from this
+side with `--client`. A second host is a local namespace host (ssh = "local").
+No system sshd is started or enabled (scripts/apt-install); the test's sshd, the
+namespaces and everything fslab made are gone afterwards, also when a test fails.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import REPO, fslab_cmd
+from test_remote import NamespaceHosts, ensure_iproute2, sh
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, loop devices, mounts)"),
+    pytest.mark.skipif(not shutil.which("fio"), reason="fio is not installed"),
+]
+
+SSHD = "/usr/sbin/sshd"
+
+PLAN = """
+[run]
+profile = "smoke"
+iterations = {iterations}
+seed = 11
+
+[[filesystem]]
+name = "ext4"
+
+[[suite]]
+kind = "fio"
+workloads = {workloads}
+[suite.fio]
+size = "16M"
+runtime = "1"
+"""
+
+
+def ensure_sshd() -> None:
+    """openssh-server's sshd, installed without starting or enabling ssh.service."""
+    if not Path(SSHD).exists():
+        subprocess.run([str(REPO / "scripts/apt-install"), "openssh-server"], check=True,
+                       capture_output=True, timeout=600)
+
+
+# processes ---------------------------------------------------------------------------
+def processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every live process."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text().rpartition(")")[2].split()
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            continue
+        if stat[0] != "Z":
+            out[int(d)] = (int(stat[1]), cmd)
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    procs = processes()
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        for p, (ppid, _) in procs.items():
+            if ppid == parent:
+                found.append(p)
+                frontier.append(p)
+    return found
+
+
+def matching(*words: str) -> list[str]:
+    return [f"{p} {cmd}" for p, (_, cmd) in processes().items()
+            if all(w in cmd for w in words)]
+
+
+def wait_until(check, timeout: float, step: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(step)
+    return check()
+
+
+# the test's sshd ---------------------------------------------------------------------
+class SshHost:
+    """sshd in namespace `ns` at `address`; keys, configs, state all under `d`."""
+
+    def __init__(self, ns: dict, d: Path):
+        self.ns, self.d, self.address = ns, d, ns["address"]
+        self.proc: subprocess.Popen | None = None
+        self.made_run_sshd = False
+
+    def start(self) -> "SshHost":
+        d = self.d
+        d.mkdir(parents=True)
+        for name in ("host_key", "client_key"):
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"fslab-test-{name}",
+               "-f", str(d / name))
+        shutil.copy(d / "client_key.pub", d / "authorized_keys")
+        self.port = int(sh("ip", "netns", "exec", self.ns["netns"], sys.executable, "-c",
+                           "import socket; s = socket.socket(); "
+                           f"s.bind(('{self.address}', 0)); print(s.getsockname()[1])"
+                           ).stdout)
+        self.state = d / "far-state"     # the agent's state file (its /run/fslab)
+        (d / "sshd_config").write_text(f"""\
+ListenAddress {self.address}:{self.port}
+HostKey {d / 'host_key'}
+AuthorizedKeysFile {d / 'authorized_keys'}
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+PidFile {d / 'sshd.pid'}
+LogLevel VERBOSE
+# the agent's resources are noted here, not in this machine's /run/fslab
+SetEnv FSLAB_STATE_DIR={self.state}
+""")
+        key_type, key = (d / "host_key.pub").read_text().split()[:2]
+        (d / "known_hosts").write_text(f"[{self.address}]:{self.port} {key_type} {key}\n")
+        # the coordinator's view: only this file (-F), the pinned host key, this key
+        (d / "ssh_config").write_text(f"""\
+Host {self.address}
+  Port {self.port}
+  IdentityFile {d / 'client_key'}
+  IdentitiesOnly yes
+  UserKnownHostsFile {d / 'known_hosts'}
+  StrictHostKeyChecking yes
+""")
+        run_sshd = Path("/run/sshd")      # sshd's privilege-separation directory
+        if not run_sshd.exists():
+            run_sshd.mkdir(mode=0o755)
+            self.made_run_sshd = True
+        self.log = open(d / "sshd.log", "wb")
+        self.proc = subprocess.Popen(["ip", "netns", "exec", self.ns["netns"], SSHD, "-D", "-e",
+                                      "-f", str(d / "sshd_config")],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait_until(lambda: _listening(self.address, self.port) or self.proc.poll(), 10):
+            raise AssertionError("sshd does not listen: " + (d / "sshd.log").read_text())
+        assert self.proc.poll() is None, (d / "sshd.log").read_text()
+        return self
+
+    @property
+    def pid(self) -> int:      # ip netns exec execs sshd: the listener's own pid
+        return self.proc.pid
+
+    def spec(self, workdir: Path) -> list[str]:
+        """The [[host]] lines of this host in a hosts.toml."""
+        return ['name = "far"', f'address = "{self.address}"', f'ssh = "root@{self.address}"',
+                f'ssh_options = ["-F", "{self.d / "ssh_config"}"]',
+                f'python = "{sys.executable}"', f'workdir = "{workdir}"']
+
+    def mounts(self, needle: str) -> list[str]:
+        """Mounts under `needle` in the sshd's (the far side's) mount namespace."""
+        return [ln for ln in Path(f"/proc/{self.pid}/mountinfo").read_text().splitlines()
+                if needle in ln]
+
+    def sessions(self) -> list[int]:
+        return descendants(self.pid)
+
+    def drop_connections(self) -> list[int]:
+        """Kill the per-connection sshd processes, as a crashed or killed sshd would
+        end them: the agent under them sees its input close."""
+        procs = processes()
+        victims = [p for p in descendants(self.pid) if procs[p][1].startswith("sshd")]
+        for p in victims:
+            os.kill(p, signal.SIGKILL)
+        return victims
+
+    def accepted(self) -> int:
+        return (self.d / "sshd.log").read_text().count("Accepted publickey for root")
+
+    def stop(self) -> list[str]:
+        left = []
+        if self.proc is not None:
+            for p in self.sessions():
+                if processes().get(p, (0, ""))[1].startswith("sshd"):
+                    os.kill(p, signal.SIGTERM)
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.log.close()
+            left = matching(SSHD, str(self.d))
+        if self.made_run_sshd:
+            try:
+                Path("/run/sshd").rmdir()
+            except OSError:
+                pass
+        return left
+
+
+def _listening(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    """Two namespace hosts: the first runs the test's sshd (host "far", over SSH),
+    the second is a local host (host "near", its fio server inside it)."""
+    ensure_iproute2()
+    ensure_sshd()
+    ns = NamespaceHosts(2)
+    far = None
+    try:
+        ns.create()
+        far = SshHost(ns.hosts[0], tmp_path_factory.mktemp("ssh") / "far").start()
+        yield ns, far
+    finally:
+        sshd_left = far.stop() if far is not None else []
+        ns_left = ns.remove()
+        assert not sshd_left, f"sshd left running: {sshd_left}"
+        assert not ns_left, f"namespaces left behind: {ns_left}"
+
+
+@pytest.fixture(autouse=True)
+def own_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(tmp_path / "state"))
+
+
+def write_files(tmp_path: Path, ns: NamespaceHosts, far: SshHost, mode: str,
+                iterations: int = 2, workloads=("randread", "seqwrite")) -> dict:
+    near = ns.hosts[1]
+    w = {"far": tmp_path / "far-work", "near": tmp_path / "near-work"}
+    plan = PLAN.format(iterations=iterations, workloads=orjson.dumps(list(workloads)).decode())
+    (tmp_path / "plan.toml").write_text(plan)
+    lines = [f'mode = "{mode}"', "port = 8765", "", "[[host]]", *far.spec(w["far"]),
+             "", "[[host]]", 'name = "near"', f'address = "{near["address"]}"',
+             f'netns = "{near["netns"]}"', f'workdir = "{w["near"]}"']
+    (tmp_path / "hosts.toml").write_text("\n".join(lines) + "\n")
+    return w
+
+
+def fslab_run_argv(tmp_path: Path) -> list[str]:
+    return [*fslab_cmd(), "run", str(tmp_path / "plan.toml"), "--hosts",
+            str(tmp_path / "hosts.toml"), "--results", str(tmp_path / "results")]
+
+
+def store_of(tmp_path: Path):
+    from fslab.store import Store
+    return Store(tmp_path / "results")
+
+
+def far_side_clean(far: SshHost, workdir: Path, sessions: bool = True) -> list[str]:
+    """What the agent would have left on the far host (empty: nothing)."""
+    left = [f"mount {m}" for m in far.mounts(str(workdir))]
+    left += [f"loop {ln}" for ln in sh("losetup", "-a").stdout.splitlines() if str(workdir) in ln]
+    left += [f"agent {p}" for p in matching("fslab.remote.agent", str(workdir))]
+    left += [f"fio server {p}" for p in matching("fio", f"--server=ip:{far.address},")]
+    if sessions:
+        left += [f"sshd session {p}" for p in far.sessions()]
+    if workdir.exists():
+        left.append(f"workdir {workdir}: {sorted(p.name for p in workdir.iterdir())}")
+    if (far.state / "resources.json").exists():
+        noted = orjson.loads((far.state / "resources.json").read_bytes())
+        left += [f"agent's state {e['kind']} {e['id']}" for e in noted]
+    return left
+
+
+def near_side_clean(ns: NamespaceHosts, workdir: Path, tmp_path: Path) -> list[str]:
+    left = [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines()
+            if str(workdir) in ln]
+    left += [ln for ln in sh("losetup", "-a").stdout.splitlines() if str(workdir) in ln]
+    left += [f"fio server {p}" for p in matching("fio", f"--server=ip:{ns.hosts[1]['address']},")]
+    noted = orjson.loads((tmp_path / "state" / "resources.json").read_bytes())
+    left += [f"state {e['kind']} {e['id']}" for e in noted]
+    return left
+
+
+def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
+    ns, far = net
+    w = write_files(tmp_path, ns, far, "parallel")
+    before = far.accepted()
+    p = subprocess.run(fslab_run_argv(tmp_path), capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "COLUMNS": "200"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert far.accepted() == before + 1, "fslab did not log in to the test's sshd once"
+    store = store_of(tmp_path)
+    run_id = store.latest_run_id()
+    units = store.units(run_id)
+    # 2 cases x 2 iterations on far, near and their sum
+    assert len(units) == 12 and {u["status"] for u in units} == {"done"}, units
+    df = store.records(run_id)
+    assert set(df["host"]) == {"far", "near", "all"}
+    for host in ("far", "near"):
+        iops = df[(df["host"] == host) & (df["metric"] == "read_iops")]["value"]
+        assert len(iops) == 2 and (iops > 0).all()
+    # what the agent captured on the far side, stored with the run
+    hosts_env = store.run(run_id)["environment"]["multihost"]["hosts"]
+    env = hosts_env["far"]["environment"]
+    assert env["kernel"] == os.uname().release and env["root"] is True
+    assert env["tools"]["fio"].startswith("fio-")
+    assert env["target"]["workdir"] == str(w["far"])
+    assert env["fio_server"] == {"address": f"ip:{far.address},8765", "started_by_fslab": True}
+    assert "netns" not in env                  # the agent ran it, not a local host
+    assert hosts_env["near"]["environment"]["netns"] == ns.hosts[1]["netns"]
+    ext4 = hosts_env["far"]["filesystems"]["ext4"]
+    assert ext4["in_effect"]["fstype"] == "ext4" and ext4["devices"][0].startswith("/dev/loop")
+    assert ext4["target"]["workdir"] == str(w["far"])
+    assert "per host" in p.stdout and "far" in p.stdout and "near" in p.stdout
+    # nothing left on either side; the sshd has no session any more
+    assert far_side_clean(far, w["far"]) == []
+    assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, tmp_path):
+    ns, far = net
+    w = write_files(tmp_path, ns, far, "each", iterations=4, workloads=("randread",))
+    run = subprocess.Popen(fslab_run_argv(tmp_path), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "COLUMNS": "200"})
+    try:
+        # the agent has a filesystem mounted on the far side: cut the connection now
+        assert wait_until(lambda: far.mounts(str(w["far"])) or run.poll() is not None, 120)
+        assert run.poll() is None, run.stdout.read()
+        agents = matching("fslab.remote.agent", str(w["far"]))
+        assert len(agents) >= 2, agents       # the ssh client here, the agent there
+        cut = time.time()
+        assert far.drop_connections()
+        # the agent sees its input close and tears down at once (well before the
+        # 60 s after which missing pings would make it give up)
+        left = wait_until(lambda: far_side_clean(far, w["far"]) == [], 20)
+        assert left, far_side_clean(far, w["far"])
+        out, _ = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, out
+    store = store_of(tmp_path)
+    run_id = store.latest_run_id()
+    assert store.run(run_id)["status"] == "finished-with-failures"
+    units = store.units(run_id)
+    near = [u for u in units if u["host"] == "near"]
+    far_units = [u for u in units if u["host"] == "far"]
+    assert len(near) == 4 and {u["status"] for u in near} == {"done"}
+    assert len(far_units) == 4
+    for u in far_units:   # done before the cut, failed from the cut on
+        assert u["status"] == ("done" if u["finished"] < cut else "failed"), (u, cut)
+    failed = [u for u in far_units if u["status"] == "failed"]
+    assert failed and all("far" in u["message"] for u in failed)
+    assert any("connection to the agent lost" in u["message"] for u in failed), failed
+    df = store.records(run_id)
+    # the near host carried on; a failed unit stores no values
+    assert len(df[(df["host"] == "near") & (df["metric"] == "read_iops")]) == 4
+    assert len(df[(df["host"] == "far") & (df["metric"] == "read_iops")]) == 4 - len(failed)
+    assert f"{len(failed)} failed" in out
+    assert far_side_clean(far, w["far"]) == []
+    assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+@pytest.mark.slow
+def test_unreachable_host_is_given_up_on_both_sides(net, tmp_path):
+    """The network to the far host fails silently (its link goes down): ssh's keepalives
+    tell this side within seconds, fio's client (which would wait as long as TCP does)
+    is stopped, and the agent, hearing no pings, tears down on its own."""
+    ns, far = net
+    w = write_files(tmp_path, ns, far, "each", iterations=3, workloads=("randread",))
+    hosts = (tmp_path / "hosts.toml").read_text().replace(   # the host's options come first
+        '"-F", ', '"-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2", "-F", ')
+    (tmp_path / "hosts.toml").write_text(hosts)
+    veth = ns.hosts[0]["veth"]
+    run = subprocess.Popen(fslab_run_argv(tmp_path), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "COLUMNS": "200"})
+    try:
+        assert wait_until(lambda: far.mounts(str(w["far"])) or run.poll() is not None, 120)
+        assert run.poll() is None, run.stdout.read()
+        sh("ip", "link", "set", veth, "down")
+        cut = time.monotonic()
+        out, _ = run.communicate(timeout=300)
+        coordinator_done = time.monotonic() - cut
+        # the far side is alone now: the agent gives up 60 s after the last ping (its
+        # sshd session stays: it cannot tell the client that the command ended)
+        assert wait_until(lambda: far_side_clean(far, w["far"], sessions=False) == [], 120), \
+            far_side_clean(far, w["far"], sessions=False)
+        far_done = time.monotonic() - cut
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        sh("ip", "link", "set", veth, "up")
+        for p in far.drop_connections():     # the stranded session, if TCP keeps it
+            print(f"ended stranded sshd session {p}")
+    assert run.returncode == 0, out
+    assert coordinator_done < 60, f"the coordinator waited {coordinator_done:.0f}s for a lost host"
+    assert far_done < 100, far_done
+    store = store_of(tmp_path)
+    run_id = store.latest_run_id()
+    units = store.units(run_id)
+    assert {u["status"] for u in units if u["host"] == "near"} == {"done"}
+    failed = [u for u in units if u["host"] == "far" and u["status"] == "failed"]
+    assert failed and any("far lost" in u["message"] or "connection to the agent lost"
+                          in u["message"] for u in failed), failed
+    assert near_side_clean(ns, w["near"], tmp_path) == []
