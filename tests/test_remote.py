@@ -73,9 +73,11 @@ class NamespaceHosts:
                 left.append(h["netns"])
         return left
 
-    def toml(self, mode: str, workdir: Path, server: dict[str, str] | None = None) -> str:
+    def toml(self, mode: str, workdir: Path, server: dict[str, str] | None = None,
+             names: tuple[str, ...] | None = None) -> str:
+        """A hosts.toml with every host (or those `names`)."""
         lines = [f'mode = "{mode}"', f"port = {FIO_PORT}"]
-        for h in self.hosts:
+        for h in (h for h in self.hosts if names is None or h["name"] in names):
             lines += ["", "[[host]]", f'name = "{h["name"]}"', f'address = "{h["address"]}"',
                       f'netns = "{h["netns"]}"', f'workdir = "{workdir / h["name"]}"']
             if server and h["name"] in server:
@@ -243,6 +245,34 @@ def test_failed_host_is_recorded_and_resume_retries_only_it(hosts, tmp_path):
             assert after[k]["finished"] == u["finished"]
     assert store.run(run_id)["status"] == "finished"
     assert set(store.records(run_id)["host"]) == {"h1", "h2", "h3"}
+    assert_no_leftovers(hosts, workdir, tmp_path / "state")
+
+
+def test_compare_runs_of_one_plan_on_two_hosts(hosts, tmp_path):
+    """The same plan run on h1, then on h2 (a hosts file each): compare sets the hosts
+    side by side, case by case."""
+    workdir, results = tmp_path / "hostwork", tmp_path / "results"
+    workdir.mkdir()
+    (tmp_path / "plan.toml").write_text(PLAN)
+    runs = []
+    for name in ("h1", "h2"):
+        (tmp_path / f"{name}.toml").write_text(hosts.toml("each", workdir, names=(name,)))
+        p = run_fslab("run", str(tmp_path / "plan.toml"), "--hosts", str(tmp_path / f"{name}.toml"),
+                      "--results", str(results))
+        assert p.returncode == 0, p.stdout + p.stderr
+        runs.append(store_of(results).latest_run_id())
+    c = run_fslab("compare", *runs, "--results", str(results))
+    assert c.returncode == 0, c.stdout + c.stderr
+    assert f"h2 ({runs[1]}) vs h1 ({runs[0]})" in c.stdout
+    header = next(ln for ln in c.stdout.splitlines() if "metric" in ln)
+    assert " h1 " in header and " h2 " in header
+    rows = [ln for ln in c.stdout.splitlines() if "ext4 fio:randread" in ln or
+            "ext4 fio:seqwrite" in ln]
+    assert len(rows) == 2, c.stdout
+    j = run_fslab("compare", *runs, "--results", str(results), "--json")
+    pairs = orjson.loads(j.stdout)
+    assert {(r["baseline"], r["other"]) for r in pairs} == {("h1", "h2")}
+    assert {r["case"] for r in pairs} == {"randread", "seqwrite"}
     assert_no_leftovers(hosts, workdir, tmp_path / "state")
 
 

@@ -27,7 +27,18 @@ def register(app: typer.Typer) -> None:
         a_id, b_id = store.run(run_a)["run_id"], store.run(run_b)["run_id"]
         if a_id == b_id:
             raise FslabError("compare needs two different runs")
-        loaded = load(store, [a_id, b_id], factor="run_id", order=[a_id, b_id], regression=False)
+        hosts_a, hosts_b = _hosts(store, a_id), _hosts(store, b_id)
+        if len(hosts_a) == len(hosts_b) == 1 and hosts_a != hosts_b:
+            # the same plan on two hosts, one run each: the hosts are what differs
+            # (grouped by host, the runs would share no case at all)
+            (host_a,), (host_b,) = hosts_a, hosts_b
+            loaded = load(store, [a_id, b_id], factor="host", order=[host_a, host_b],
+                          regression=False)
+            title = f"fslab compare — {host_b} ({b_id}) vs {host_a} ({a_id})"
+        else:
+            loaded = load(store, [a_id, b_id], factor="run_id", order=[a_id, b_id],
+                          regression=False)
+            title = f"fslab compare — {b_id} vs {a_id}"
         if as_json:
             pairs = pairs_table(loaded.analysis)
             print(pairs.to_json(orient="records"))
@@ -35,4 +46,9 @@ def register(app: typer.Typer) -> None:
         common = loaded.analysis.pairs
         if common.empty:
             raise FslabError(f"runs {a_id} and {b_id} share no ranked case and metric to compare")
-        print_analysis(loaded.analysis, f"fslab compare — {b_id} vs {a_id}", console)
+        print_analysis(loaded.analysis, title, console)
+
+
+def _hosts(store, run_id: str) -> set[str]:
+    """The hosts a run measured on (fio's "all" sum of a parallel run is none of them)."""
+    return {u["host"] for u in store.units(run_id)} - {"all"}
