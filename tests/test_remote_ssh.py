@@ -68,7 +68,8 @@ def processes() -> dict[int, tuple[int, str]]:
             continue
         try:
             stat = Path(f"/proc/{d}/stat").read_text().rpartition(")")[2].split()
-            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace").strip()
         except OSError:
             continue
         if stat[0] != "Z":
@@ -76,8 +77,8 @@ def processes() -> dict[int, tuple[int, str]]:
     return out
 
 
-def descendants(pid: int) -> list[int]:
-    procs = processes()
+def descendants(pid: int, procs: dict[int, tuple[int, str]] | None = None) -> list[int]:
+    procs = processes() if procs is None else procs
     found, frontier = [], [pid]
     while frontier:
         parent = frontier.pop()
@@ -183,10 +184,13 @@ Host {self.address}
     def drop_connections(self) -> list[int]:
         """Kill the per-connection sshd processes, as a crashed or killed sshd would
         end them: the agent under them sees its input close."""
-        procs = processes()
-        victims = [p for p in descendants(self.pid) if procs[p][1].startswith("sshd")]
+        procs = processes()      # one snapshot: the agent starts processes all the time
+        victims = [p for p in descendants(self.pid, procs) if procs[p][1].startswith("sshd")]
         for p in victims:
-            os.kill(p, signal.SIGKILL)
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         return victims
 
     def accepted(self) -> int:
@@ -195,9 +199,13 @@ Host {self.address}
     def stop(self) -> list[str]:
         left = []
         if self.proc is not None:
-            for p in self.sessions():
-                if processes().get(p, (0, ""))[1].startswith("sshd"):
-                    os.kill(p, signal.SIGTERM)
+            procs = processes()
+            for p in descendants(self.pid, procs):
+                if procs[p][1].startswith("sshd"):
+                    try:
+                        os.kill(p, signal.SIGTERM)
+                    except ProcessLookupError:
+                        pass
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)
