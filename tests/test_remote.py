@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import leftovers
 
 pytestmark = [
     pytest.mark.e2e,
@@ -274,6 +275,49 @@ def test_compare_runs_of_one_plan_on_two_hosts(hosts, tmp_path):
     assert {(r["baseline"], r["other"]) for r in pairs} == {("h1", "h2")}
     assert {r["case"] for r in pairs} == {"randread", "seqwrite"}
     assert_no_leftovers(hosts, workdir, tmp_path / "state")
+
+
+@pytest.mark.slow
+def test_s2_study_plan_at_smoke_across_two_hosts_in_parallel(hosts, tmp_path):
+    """Issue 8's "done when": plans/s2-fio-stats.toml --profile smoke across namespace
+    hosts (btrfs, ext4, xfs, zfs; zfs-fuse started on demand, stopped after)."""
+    from fslab.filesystems import zfs
+    fuse_before = zfs.fuse_daemon_pid()
+    workdir, results = tmp_path / "hostwork", tmp_path / "results"
+    workdir.mkdir()
+    (tmp_path / "hosts.toml").write_text(hosts.toml("parallel", workdir, names=("h1", "h2")))
+    plan = Path(__file__).resolve().parents[1] / "plans" / "s2-fio-stats.toml"
+    p = run_fslab("run", str(plan), "--hosts", str(tmp_path / "hosts.toml"), "--profile", "smoke",
+                  "--results", str(results))
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = store_of(results)
+    run_id = store.latest_run_id()
+    units = store.units(run_id)
+    fses, cases = {"btrfs", "ext4", "xfs", "zfs"}, {"randread", "randwrite", "seqread",
+                                                    "seqwrite", "mixed"}
+    # 4 fs x 5 cases x 2 iterations, on h1 and h2 and their sum
+    assert len(units) == 4 * 5 * 2 * 3, len(units)
+    assert [u for u in units if u["status"] != "done"] == []
+    df = store.records(run_id)
+    for host in ("h1", "h2", "all"):
+        mine = df[df["host"] == host]
+        assert {(f, c) for f, c in zip(mine["fs"], mine["case"])} == \
+            {(f, c) for f in fses for c in cases}, host
+    iops = df[(df["metric"] == "read_iops") & (df["case"] == "randread")]
+    for (fs, it), g in iops.groupby(["fs", "iteration"]):
+        v = g.set_index("host")["value"]
+        assert v["all"] == pytest.approx(v["h1"] + v["h2"], rel=0.02), (fs, it)
+    zfs_env = store.run(run_id)["environment"]["multihost"]["hosts"]["h2"]["filesystems"]["zfs"]
+    assert zfs_env["in_effect"]
+    rep = run_fslab("report", run_id, "--results", str(results))
+    assert rep.returncode == 0, rep.stderr
+    assert "hosts compared" in rep.stdout
+    for fs in sorted(fses):
+        assert f"h2 vs h1 on {fs}, fio:randread read_iops" in rep.stdout
+    assert "h1 fio:randread" in rep.stdout and "h2 fio:randread" in rep.stdout
+    assert_no_leftovers(hosts, workdir, tmp_path / "state")
+    assert leftovers(str(workdir)) == []          # mounts, loops, zpools over its images
+    assert zfs.fuse_daemon_pid() == fuse_before, "zfs-fuse left running (or stopped)"
 
 
 def test_hosts_file_errors_name_file_line_and_field(tmp_path):
