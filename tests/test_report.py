@@ -183,3 +183,28 @@ def test_hand_built_panels_use_matplotlibs_colours():
     from fslab.report.svg import PALETTE, pyplot
     cycle = pyplot().rcParamsDefault["axes.prop_cycle"].by_key()["color"]
     assert [to_hex(c) for c in cycle] == PALETTE
+
+
+def test_multi_host_records_get_a_hosts_compared_section():
+    """Records from two hosts (plus fio's 'all' sum) make a 'Hosts compared' section:
+    each filesystem and workload, host against host, never against 'all'."""
+    import pandas as pd
+    from fslab.analysis import analyze
+    from fslab.records import RECORD_COLUMNS
+    from fslab.report.figures import FigureContext, hosts
+    rows = []
+    for host, speed in (("h1", 100.0), ("h2", 150.0), ("all", 250.0)):
+        for fs in ("ext4", "xfs"):
+            for it in range(1, 9):
+                rows.append(("r1", host, fs, "default", "fio", "randread", '{"workload":"randread"}',
+                             it, "read_iops", speed + it * (0.5 if fs == "xfs" else 0.4), "ops/s",
+                             "higher", None, 0.0))
+    records = pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    a = analyze(records, regression=False)
+    [section] = hosts.sections(FigureContext(a, "fio", a.summary, a.data))
+    assert section.title.startswith("Hosts compared (2 hosts, 2 of 2 differences significant)")
+    assert section.html.count("<tr>") == 3 and "h2 vs h1" in section.html and "all vs" not in section.html
+    assert "+" in section.html and "%" in section.html
+    one_host = records[records["host"] == "h1"]
+    b = analyze(one_host, regression=False)
+    assert hosts.sections(FigureContext(b, "fio", b.summary, b.data)) == []
