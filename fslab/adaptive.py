@@ -15,7 +15,6 @@ import math
 from fslab.analysis.engine import is_detail
 from fslab.plan import Plan
 
-CONFIDENCE = 0.95
 PERFORMANCE_UNITS = ("ops/s", "B/s", "s", "ns")
 
 
@@ -39,26 +38,31 @@ class AdaptiveRounds:
         return [p for p in self.pairs if self.case_of(p) in wide]
 
     def _measure(self) -> None:
+        """Each case's widest relative CI, from the engine's own description of the run."""
         import numpy as np
-        from scipy import stats
+        from fslab.analysis.describe import describe
+        from fslab.analysis.groups import FS_FACTOR, with_levels
         records = self.store.records(self.run_id)
         ranked = records[records["better"].isin(["higher", "lower"])
                          & records["unit"].isin(PERFORMANCE_UNITS)
                          & ~records["metric"].map(is_detail)]
-        cases = {self.case_of(p) for p in self.pairs}
         self.widths, self.rounds = {}, {}
-        by = ["suite", "case", "params", "fs", "variant", "metric"]
-        for key, g in ranked.groupby(by, sort=True):
-            case = tuple(key[:3])
+        if ranked.empty:
+            return
+        d = describe(with_levels(ranked, FS_FACTOR), ["suite", "case", "params", "metric"])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # half the 95% t-interval over |mean|: 0 for constant values, inf when unknown
+            width = np.where(d["sd"] == 0, 0.0,
+                             (d["mean_ci_hi"] - d["mean"]) / d["mean"].abs())
+        cases = {self.case_of(p) for p in self.pairs}
+        for row, w in zip(d.to_dict("records"), width):
+            case = (row["suite"], row["case"], row["params"])
             if case not in cases:
                 continue
-            v = g["value"].to_numpy(dtype=float)
-            v = v[np.isfinite(v)]
-            self.rounds[case] = max(self.rounds.get(case, 0), int(g["iteration"].nunique()))
-            width = _relative_ci(v, stats)
-            where = f"{key[3]}{'' if key[4] == 'default' else ':' + key[4]} {key[5]}"
-            if case not in self.widths or width > self.widths[case][0]:
-                self.widths[case] = (width, where)
+            w = float(w) if np.isfinite(w) else math.inf
+            self.rounds[case] = max(self.rounds.get(case, 0), int(row["n"]))
+            if case not in self.widths or w > self.widths[case][0]:
+                self.widths[case] = (w, f"{row['level']} {row['metric']}")
 
     def describe(self, wanted: list, it: int) -> str:
         n_cases = len({self.case_of(p) for p in self.pairs})
@@ -81,19 +85,6 @@ class AdaptiveRounds:
         self.store.update_environment(self.run_id, {"adaptive": {
             "target_ci": self.target, "max_iterations": self.plan.run.max_iterations,
             "min_iterations": self.plan.iterations, "cases": cases}})
-
-
-def _relative_ci(values, stats) -> float:
-    """Half-width of the 95% t-interval of the mean, relative to |mean| (inf when unknown)."""
-    n = len(values)
-    if n < 2:
-        return math.inf
-    mean, sd = float(values.mean()), float(values.std(ddof=1))
-    if sd == 0:
-        return 0.0
-    if mean == 0:
-        return math.inf
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * sd / math.sqrt(n) / abs(mean))
 
 
 def _pct(x: float) -> str:
