@@ -272,6 +272,19 @@ def fslab_run_argv(tmp_path: Path) -> list[str]:
             str(tmp_path / "hosts.toml"), "--results", str(tmp_path / "results")]
 
 
+def start_run(tmp_path: Path) -> subprocess.Popen:
+    """`fslab run` in the background, its output collected for the assertions."""
+    return subprocess.Popen(fslab_run_argv(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+
+
+def wait_for_far_mount(run: subprocess.Popen, far: "SshHost", workdir: Path) -> None:
+    """Until the agent has a filesystem mounted on the far side (the run still going)."""
+    assert wait_until(lambda: far.mounts(str(workdir)) or run.poll() is not None, 120)
+    assert run.poll() is None, run.stdout.read()
+
+
 def store_of(tmp_path: Path):
     from fslab.store import Store
     return Store(tmp_path / "results")
@@ -342,13 +355,10 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
 def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, tmp_path):
     ns, far = net
     w = write_files(tmp_path, ns, far, "each", iterations=4, workloads=("randread",))
-    run = subprocess.Popen(fslab_run_argv(tmp_path), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           env={**os.environ, "COLUMNS": "200"})
+    run = start_run(tmp_path)
     try:
         # the agent has a filesystem mounted on the far side: cut the connection now
-        assert wait_until(lambda: far.mounts(str(w["far"])) or run.poll() is not None, 120)
-        assert run.poll() is None, run.stdout.read()
+        wait_for_far_mount(run, far, w["far"])
         agents = matching("fslab.remote.agent", str(w["far"]))
         assert len(agents) >= 2, agents       # the ssh client here, the agent there
         cut = time.time()
@@ -396,12 +406,9 @@ def test_unreachable_host_is_given_up_on_both_sides(net, tmp_path):
         '"-F", ', '"-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2", "-F", ')
     (tmp_path / "hosts.toml").write_text(hosts)
     veth = ns.hosts[0]["veth"]
-    run = subprocess.Popen(fslab_run_argv(tmp_path), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           env={**os.environ, "COLUMNS": "200"})
+    run = start_run(tmp_path)
     try:
-        assert wait_until(lambda: far.mounts(str(w["far"])) or run.poll() is not None, 120)
-        assert run.poll() is None, run.stdout.read()
+        wait_for_far_mount(run, far, w["far"])
         sh("ip", "link", "set", veth, "down")
         cut = time.monotonic()
         out, _ = run.communicate(timeout=300)
