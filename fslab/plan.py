@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -31,6 +31,9 @@ class RunSection(BaseModel):
     max_iterations: int = Field(30, ge=2, le=1000)
     target_ci: float = Field(0.03, gt=0, lt=1)
     fresh_fs: bool = True          # new filesystem per iteration
+    # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
+    # ran. None: the profile's default (on for paper, off otherwise); see fslab/cachepolicy.py
+    page_cache: Literal["off", "on"] | None = None
     name: str | None = None        # a label for the run
     description: str | None = None
 
@@ -109,6 +112,11 @@ class Plan(BaseModel):
     @property
     def profile(self):
         return PROFILES[self.run.profile]
+
+    @property
+    def page_cache(self) -> str:
+        from fslab.cachepolicy import default_for
+        return self.run.page_cache or default_for(self.profile.name)
 
     @property
     def iterations(self) -> int:

@@ -52,6 +52,14 @@ def run(
                                            "go (default: a temporary directory under /var/tmp)."),
     hosts: Optional[Path] = typer.Option(None, "--hosts", help="hosts.toml: run the fio suites on many "
                                          "hosts with fio's client/server mode."),
+    page_cache: Optional[str] = typer.Option(None, "--page-cache", metavar="off|on",
+                                             help="off: measure the device (direct I/O where the "
+                                             "filesystem accepts it; default of smoke/quick/standard). "
+                                             "on: buffered, as the studies ran (default of paper). "
+                                             "Plan: [run] page_cache."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="raw",
+                                           help="Also measure the bare device (raw) and show each "
+                                           "filesystem's fio throughput as % of it."),
     summary: bool = typer.Option(True, "--summary/--no-summary", hidden=True,
                                  help="Print the summary and verdicts at the end (the guest "
                                  "target turns this off inside the guest: the host prints them)."),
@@ -64,6 +72,7 @@ def run(
     else:
         the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
                                mkfs_options, mount_options, adaptive)
+        _apply_cache_and_baseline(the_plan, page_cache, baseline)
     if device:
         target = target or "device"
     if mountpoint:
@@ -80,7 +89,8 @@ def run(
     if target == "guest":
         from fslab.guest import run_in_guest
         run_id = resume or store.create_run(the_plan.source_text, environment.capture(
-            [f.name for f in the_plan.filesystem], {"kind": "guest"}), name=the_plan.run.name,
+            [f.name for f in the_plan.filesystem], {"kind": "guest"}) | {
+                "page_cache": the_plan.page_cache}, name=the_plan.run.name,
             command=shlex.join(["fslab", *sys.argv[1:]]), profile=the_plan.run.profile)
         console.print(f"run [bold]{run_id}[/] (guest)")
         run_in_guest(the_plan, store, run_id, console)
@@ -101,6 +111,7 @@ def run(
         env = environment.capture([f.name for f in the_plan.filesystem], target_info)
         env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
                           "description": the_plan.profile.description}
+        env["page_cache"] = the_plan.page_cache
         run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
                                   command=shlex.join(["fslab", *sys.argv[1:]]),
                                   profile=the_plan.run.profile)
@@ -139,6 +150,23 @@ def _after(store, run_id: str) -> None:
     except ImportError:
         return
     print_verdicts(store, [run_id], console)
+
+
+def _apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:
+    """--page-cache and --baseline raw, written into the plan so the stored plan says them."""
+    from fslab.cachepolicy import POLICIES
+    if page_cache is None and baseline is None:
+        return
+    if page_cache is not None:
+        if page_cache not in POLICIES:
+            raise FslabError(f"--page-cache {page_cache!r}: choose off or on")
+        the_plan.run.page_cache = page_cache
+    if baseline is not None:
+        if baseline != "raw":
+            raise FslabError(f"--baseline {baseline!r}: the only baseline is raw (the bare device)")
+        if not any(f.name == "raw" for f in the_plan.filesystem):
+            the_plan.filesystem.append(plans.FilesystemSpec(name="raw"))
+    the_plan.source_text = plans.to_toml(the_plan)
 
 
 def _tmp_base() -> str:

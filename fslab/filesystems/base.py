@@ -122,6 +122,17 @@ class Driver(ABC):
     def effective_options(self, inst: "Instance") -> dict:
         return read_mountinfo(str(inst.mountpoint))
 
+    # --- where the filesystem's work and caching happen ----------------------
+    def serving_daemon(self) -> tuple[str, int] | None:
+        """The user-space process doing this filesystem's work (a FUSE daemon) as
+        (name, pid), or None when the kernel does it. Its CPU is the filesystem's CPU."""
+        return None
+
+    def keep_data_uncached(self, inst: "Instance") -> str | None:
+        """For page cache off where O_DIRECT is refused: stop the filesystem's own data
+        cache, if it has one besides the page cache; say what was done."""
+        return None
+
     def capacity(self, inst: "Instance") -> dict:
         st = os.statvfs(inst.mountpoint)
         return {"total_bytes": st.f_blocks * st.f_frsize,

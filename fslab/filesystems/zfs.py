@@ -217,6 +217,18 @@ class Zfs(Driver):
         return {"method": "zpool export/import + drop_caches",
                 "mounted": _zfs_mounted(inst.pool)}
 
+    def serving_daemon(self) -> tuple[str, int] | None:
+        if kernel_zfs():
+            return None
+        pid = fuse_daemon_pid()
+        return ("zfs-fuse", pid) if pid else None
+
+    def keep_data_uncached(self, inst: Instance) -> str | None:
+        if "primarycache" in inst.spec.properties:   # the plan chose: keep it
+            return f"primarycache={inst.spec.properties['primarycache']} (as the plan set)"
+        run(["zfs", "set", "primarycache=metadata", inst.pool], timeout=120)
+        return "primarycache=metadata (file data never kept in the ARC)"
+
     def effective_options(self, inst: Instance) -> dict:
         info = {"implementation": self.implementation()}
         r = run(["zfs", "get", "-H", "-o", "property,value,source", "all", inst.pool], check=False)

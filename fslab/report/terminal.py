@@ -76,3 +76,5 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
     print_analysis(loaded.analysis, f"fslab verdicts — run {ids}", console, loaded.runs[0]["run_id"])
+    from fslab.report.baseline import print_baseline
+    print_baseline(loaded.analysis.data, console)

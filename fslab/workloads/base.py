@@ -58,6 +58,7 @@ class UnitContext:
     mountpoint_dir: Path | None = None   # --mountpoint: test inside this existing directory
     log: Callable[[str], None] = print
     environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
+    page_cache: str = "off"          # the run's cache policy (fslab/cachepolicy.py)
 
     def filesystem(self, size_bytes: int = 0, label: str | None = None,
                    spec: FilesystemSpec | None = None) -> Instance:

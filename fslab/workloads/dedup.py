@@ -100,8 +100,8 @@ class DedupSuite(Suite):
         ms = space_measurements(before, after, logical)
         ms += [Measurement("setup_time", setup.elapsed_s, "s", "lower"),
                Measurement("setup_throughput", logical / setup.elapsed_s, "B/s", "higher"),
-               Measurement("cpu_busy_setup_system_wide", setup.cpu_system_wide, "%", "lower"),
-               Measurement("cpu_busy_read_system_wide", read.cpu_system_wide, "%", "lower")]
+               Measurement("cpu_busy_setup_system_wide", setup.cpu_system_wide, "%", None),
+               Measurement("cpu_busy_read_system_wide", read.cpu_system_wide, "%", None)]
         try:
             jobs = job_measurements(load_fio_output(out_path.read_bytes(), str(out_path)))
         except (FioParseError, OSError) as e:

@@ -1,0 +1,81 @@
+"""The page-cache policy of a run: measure the device (`off`) or buffered I/O (`on`).
+
+`off` (default of smoke, quick and standard): fio gets `direct=1` wherever the
+filesystem accepts O_DIRECT, found by trying it on the filesystem itself (no
+list of names). A filesystem with a data cache of its own besides the page
+cache has it turned off by its driver (ZFS: primarycache=metadata; zfs-fuse
+accepts O_DIRECT on recent kernels but then serves reads from its ARC). Where
+O_DIRECT is refused, the page cache is dropped between fio's layout and the
+measurement. What could not be done is said in the sentence stored in the
+run's environment; the device counters (fslab/accounting.py) show whether it
+worked, unit by unit.
+
+`on` (default of the paper profile): buffered, as the reference studies ran,
+with end_fsync=1 for writes so that written data reaches the device inside the
+measurement.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from dataclasses import dataclass
+
+POLICIES = ("off", "on")
+
+
+def default_for(profile_name: str) -> str:
+    return "on" if profile_name == "paper" else "off"
+
+
+def accepts_o_direct(directory: str, device: str | None = None) -> bool:
+    """Does this filesystem (or this block device) open files with O_DIRECT?"""
+    if device:
+        try:
+            os.close(os.open(device, os.O_RDONLY | os.O_DIRECT))
+            return True
+        except OSError:
+            return False
+    try:
+        fd, path = tempfile.mkstemp(prefix=".fslab-odirect-", dir=directory)
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_DIRECT))
+        return True
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        return False
+    finally:
+        os.unlink(path)
+
+
+@dataclass
+class Applied:
+    """What the policy did for one unit: the job options, and whether caches must be
+    emptied between layout and measurement."""
+    options: dict[str, str]
+    cold_after_layout: bool
+    description: str
+
+
+def apply(policy: str, options: dict[str, str], directory: str, device: str | None,
+          driver, inst) -> Applied:
+    """The job options under `policy` on this filesystem, and the sentence that says so."""
+    opts = dict(options)
+    if policy == "on":
+        return Applied(opts, False, "buffered I/O: page cache on, as the reference studies ran")
+    # a cache of the filesystem's own (ZFS's ARC, also behind O_DIRECT on zfs-fuse) goes first
+    own = driver.keep_data_uncached(inst) if inst is not None else None
+    also = f", {own}" if own else ""
+    if "direct" in opts:   # the plan chose; the counters will say what that measured
+        return Applied(opts, False, f"direct={opts['direct']} as the plan set{also}")
+    if accepts_o_direct(directory, device):
+        opts["direct"] = "1"   # (end_fsync stays: metadata written at the end is part of the cost)
+        return Applied(opts, False, f"direct I/O (O_DIRECT){also}")
+    return Applied(opts, inst is not None,
+                   f"{driver.name} refuses O_DIRECT: buffered, caches dropped between layout "
+                   f"and measurement{also}; re-reads within one run can still come from the "
+                   "page cache (see device_read_share)")

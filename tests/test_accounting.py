@@ -1,0 +1,108 @@
+"""Device and CPU accounting, the cache policy switch and `better` of CPU metrics (fast)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fslab import devstat, plan as plans
+from fslab.accounting import UnitAccount, fio_totals, process_cpu_seconds
+from fslab.devstat import DevCounters
+from fslab.fio import job_measurements, load_fio_output
+
+from corpus_data import CORPUS
+
+# a /sys/block/<dev>/stat line: 17 fields (reads, merges, sectors, ticks, writes, ...)
+STAT = "  120  3  9600  40  250  7  20480  300  0  510  340  0  0  0  0  12  5\n"
+
+
+def test_stat_line_fields():
+    c = devstat.parse_stat(STAT)
+    assert c == DevCounters(read_bytes=9600 * 512, write_bytes=20480 * 512, ios=370, busy_ms=510)
+
+
+def test_counters_of_a_real_block_device_only():
+    devs = [p.name for p in os.scandir("/sys/class/block")] if os.path.isdir("/sys/class/block") else []
+    if not devs:
+        pytest.skip("no block devices visible")
+    dev = "/dev/" + devs[0]
+    assert devstat.block_devices([dev, "/tmp/not-a-device.img"]) == [dev]
+    before = devstat.read([dev])
+    after = devstat.read([dev])
+    assert (after - before).read_bytes >= 0 and after.ios >= before.ios
+
+
+def test_process_cpu_seconds_counts_our_own_work():
+    t0 = process_cpu_seconds(os.getpid())
+    x = 0
+    for i in range(3_000_000):
+        x += i * i
+    assert process_cpu_seconds(os.getpid()) > t0
+    assert process_cpu_seconds(2 ** 22 + 12345) is None   # no such process
+
+
+def _job(read_bytes, read_ios, write_bytes, write_ios, name="j"):
+    return {"jobname": name, "read": {"io_bytes": read_bytes, "total_ios": read_ios},
+            "write": {"io_bytes": write_bytes, "total_ios": write_ios}}
+
+
+def test_fio_totals_sum_jobs_and_skip_client_aggregate():
+    doc = {"jobs": [_job(4096, 1, 0, 0), _job(8192, 2, 1 << 20, 1)]}
+    t = fio_totals(doc)
+    assert (t.read_bytes, t.write_bytes, t.ops) == (12288, 1 << 20, 4)
+    client = {"client_stats": [_job(100, 1, 0, 0, "a"), _job(100, 1, 0, 0, "All clients")]}
+    assert fio_totals(client).read_bytes == 100
+
+
+def test_derived_shares_and_efficiency():
+    acct = UnitAccount(devices=["/dev/loop0"], daemon_pid=1,
+                       dev=DevCounters(read_bytes=1 << 20, write_bytes=3 << 20, ios=10, busy_ms=500),
+                       cpu_seconds=2.0, cpu_busy_percent=50.0, daemon_cpu_seconds=1.5)
+    doc = {"jobs": [_job(4 << 20, 1024, 2 << 20, 512)]}
+    ms = {m.metric: m for m in acct.measurements(doc, elapsed_s=2.0)}
+    assert ms["device_read_share"].value == pytest.approx(0.25)
+    assert ms["write_amplification"].value == pytest.approx(1.5)
+    assert ms["write_amplification"].better == "lower"
+    assert ms["ops_per_cpu_second"].value == pytest.approx(1536 / 2.0)
+    assert ms["ops_per_cpu_second"].better == "higher"
+    assert ms["ops_per_cpu_percent"].value == pytest.approx(1536 / 2.0 / 50.0)
+    assert ms["daemon_cpu_seconds"].value == 1.5 and ms["device_busy_time"].value == 0.5
+    for name in ("device_read_bytes", "device_write_bytes", "device_ios", "cpu_seconds",
+                 "daemon_cpu_seconds", "read_io_bytes", "write_io_bytes", "device_read_share",
+                 "ops_per_cpu_percent"):
+        assert ms[name].better is None, name
+    # a read-only job: no write amplification (nothing to divide by)
+    ms = {m.metric for m in acct.measurements({"jobs": [_job(4096, 1, 0, 0)]}, 1.0)}
+    assert "write_amplification" not in ms and "device_read_share" in ms
+
+
+def test_no_device_no_device_metrics():
+    acct = UnitAccount(devices=[], cpu_seconds=1.0, cpu_busy_percent=10.0)
+    ms = {m.metric for m in acct.measurements({"jobs": [_job(4096, 1, 4096, 1)]}, 1.0)}
+    assert not ms & {"device_read_bytes", "device_read_share", "write_amplification"}
+    assert {"cpu_seconds", "read_io_bytes", "ops_per_cpu_second"} <= ms
+
+
+def test_fio_cpu_percentages_are_never_ranked():
+    doc = load_fio_output((CORPUS / "27_fio-plot-results_fio-3.33.json").read_bytes())
+    ms = [m for j in job_measurements(doc) for m in j.measurements]
+    cpu = [m for m in ms if m.metric in ("usr_cpu", "sys_cpu")]
+    assert cpu and all(m.better is None for m in cpu)
+
+
+def test_page_cache_defaults_and_plan_key():
+    assert plans.parse('[run]\nprofile = "quick"\n').page_cache == "off"
+    assert plans.parse('[run]\nprofile = "smoke"\n').page_cache == "off"
+    assert plans.parse('[run]\nprofile = "paper"\n').page_cache == "on"
+    assert plans.parse('[run]\nprofile = "paper"\npage_cache = "off"\n').page_cache == "off"
+    with pytest.raises(Exception, match="page_cache"):
+        plans.parse('[run]\npage_cache = "maybe"\n')
+    p = plans.parse('[run]\npage_cache = "on"\n')
+    assert plans.parse(plans.to_toml(p)).page_cache == "on"
+
+
+def test_o_direct_probe_on_this_filesystem(tmp_path):
+    from fslab.cachepolicy import accepts_o_direct
+    # whatever the answer, the probe leaves nothing behind
+    accepts_o_direct(str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
