@@ -79,3 +79,17 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
                    f"{driver.name} refuses O_DIRECT: buffered, caches dropped between layout "
                    f"and measurement{also}; re-reads within one run can still come from the "
                    "page cache (see device_read_share)")
+
+
+def describe_run(environment: dict) -> list[str]:
+    """Report lines: the run's policy, then what it could do on each filesystem."""
+    policy = environment.get("page_cache")
+    if policy is None:
+        return []   # runs from before the policy existed: buffered, unknown
+    what = "off (measuring the device)" if policy == "off" else "on (buffered, as the studies ran)"
+    lines = [f"page cache {what}"]
+    for label, fs in sorted((environment.get("filesystems") or {}).items()):
+        if fs.get("cache_policy"):
+            daemon = f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else ""
+            lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
+    return lines

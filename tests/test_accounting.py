@@ -106,3 +106,38 @@ def test_o_direct_probe_on_this_filesystem(tmp_path):
     # whatever the answer, the probe leaves nothing behind
     accepts_o_direct(str(tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+def _records(rows):
+    import pandas as pd
+    cols = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration", "metric",
+            "value", "unit", "better", "artifact", "ts"]
+    return pd.DataFrame([["r", "localhost", fs, "default", "fio", case, '{"workload":"%s"}' % case,
+                          it, metric, value, "B/s", "higher", None, 0.0]
+                         for fs, case, it, metric, value in rows], columns=cols)
+
+
+def test_percent_of_raw_device_per_workload():
+    from fslab.report.baseline import baseline_json
+    rows = []
+    for it, (raw, ext4, zfs) in enumerate([(100, 90, 20), (120, 96, 30), (110, 99, 25)], 1):
+        rows += [("raw", "seqread", it, "read_bw", raw), ("ext4", "seqread", it, "read_bw", ext4),
+                 ("zfs", "seqread", it, "read_bw", zfs), ("ext4", "randread", it, "read_bw", 5)]
+    out = baseline_json({"run_id": "r"}, _records(rows))
+    got = {(r["workload"], r["fs"]): r["percent_of_raw"] for r in out["rows"]}
+    # medians: raw 110, ext4 96, zfs 25; randread has no raw counterpart and is left out
+    assert got == {("fio:seqread", "ext4"): pytest.approx(100 * 96 / 110),
+                   ("fio:seqread", "zfs"): pytest.approx(100 * 25 / 110)}
+    assert baseline_json(None, _records([r for r in rows if r[0] != "raw"])) is None
+
+
+def test_report_lines_say_what_the_policy_did():
+    from fslab.cachepolicy import describe_run
+    env = {"page_cache": "off", "filesystems": {
+        "zfs": {"cache_policy": "direct I/O (O_DIRECT), primarycache=metadata", "daemon": "zfs-fuse"},
+        "ext4": {"cache_policy": "direct I/O (O_DIRECT)"}}}
+    assert describe_run(env) == ["page cache off (measuring the device)",
+                                 "  ext4: direct I/O (O_DIRECT)",
+                                 "  zfs: direct I/O (O_DIRECT), primarycache=metadata; "
+                                 "served by the zfs-fuse daemon"]
+    assert describe_run({}) == []

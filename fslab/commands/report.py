@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
             print_analysis(loaded.analysis, "fslab verdicts — run "
                            + ", ".join(r["run_id"] for r in loaded.runs), console,
                            loaded.runs[0]["run_id"])
+            from fslab.report.terminal import print_measurement_notes
+            print_measurement_notes(loaded, console)
             from fslab.remote.report import print_host_comparison   # runs on several hosts
             print_host_comparison(loaded.records, console)
             return

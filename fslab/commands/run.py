@@ -56,7 +56,7 @@ def run(
                                              help="off: measure the device (direct I/O where the "
                                              "filesystem accepts it; default of smoke/quick/standard). "
                                              "on: buffered, as the studies ran (default of paper). "
-                                             "Plan: [run] page_cache."),
+                                             "Plan key: run.page_cache."),
     baseline: Optional[str] = typer.Option(None, "--baseline", metavar="raw",
                                            help="Also measure the bare device (raw) and show each "
                                            "filesystem's fio throughput as % of it."),

@@ -227,7 +227,9 @@ class Zfs(Driver):
         if "primarycache" in inst.spec.properties:   # the plan chose: keep it
             return f"primarycache={inst.spec.properties['primarycache']} (as the plan set)"
         run(["zfs", "set", "primarycache=metadata", inst.pool], timeout=120)
-        return "primarycache=metadata (file data never kept in the ARC)"
+        return ("primarycache=metadata (no file data in the ARC: reads reach the vdevs, but a "
+                "small read fetches its whole record and prefetched data is not kept, so this "
+                "is ZFS without its read cache)")
 
     def effective_options(self, inst: Instance) -> dict:
         info = {"implementation": self.implementation()}

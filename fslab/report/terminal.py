@@ -76,5 +76,14 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
     print_analysis(loaded.analysis, f"fslab verdicts — run {ids}", console, loaded.runs[0]["run_id"])
+    print_measurement_notes(loaded, console)
+
+
+def print_measurement_notes(loaded, console: Console) -> None:
+    """What the cache policy did on each filesystem, and throughput as % of the raw device."""
+    from fslab.cachepolicy import describe_run
     from fslab.report.baseline import print_baseline
+    for run in loaded.runs:
+        for line in describe_run(run.get("environment") or {}):
+            console.print(f"[dim]{escape(line)}[/dim]")
     print_baseline(loaded.analysis.data, console)
