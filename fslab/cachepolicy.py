@@ -92,4 +92,9 @@ def describe_run(environment: dict) -> list[str]:
         if fs.get("cache_policy"):
             daemon = f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else ""
             lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
+    daemons = sorted({fs["daemon"] for fs in (environment.get("filesystems") or {}).values()
+                      if fs.get("daemon")})
+    if daemons:
+        lines.append(f"fio's usr_cpu/sys_cpu/fio_rusage_cpu leave out the {', '.join(daemons)} "
+                     "daemon's work: CPU is ranked only as ops_per_cpu_second (system-wide CPU)")
     return lines
