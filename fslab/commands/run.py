@@ -40,6 +40,13 @@ def run(
                                          "unfinished ones redone."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
                                   "(repeatable; overrides the plan)."),
+    job: list[Path] = typer.Option([], "--job", help="A fio job file to run on every filesystem "
+                                   "(repeatable): [global], job sections, includes, groups, any engine "
+                                   "that addresses files. Runs as written unless --profile is given "
+                                   "(then sizes and runtimes are capped by the profile)."),
+    image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size for --job "
+                                             "files, e.g. 4G (default: the jobs' sizes x numjobs plus "
+                                             "headroom)."),
     mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options (quoted)."),
     mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, comma-separated."),
     target: Optional[str] = typer.Option(None, "--target", help="loop (default) | device | mountpoint | guest."),
@@ -63,7 +70,7 @@ def run(
         the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
     else:
         the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
-                               mkfs_options, mount_options, adaptive)
+                               mkfs_options, mount_options, adaptive, job, image_size)
     if device:
         target = target or "device"
     if mountpoint:
@@ -147,7 +154,18 @@ def _tmp_base() -> str:
 
 
 def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
-                adaptive=False):
+                adaptive=False, job=(), image_size=None):
+    p = _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                                 mount_options, adaptive, bool(job))
+    from fslab.fio.jobfile import add_job_files
+    if add_job_files(p, job, image_size, profile_explicit=bool(profile) or (
+            plan_file is not None and "profile" in p.run.model_fields_set)):
+        p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path
+    return p
+
+
+def _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                             mount_options, adaptive, have_jobs):
     fio_opts = {}
     for item in fio:
         k, sep, v = item.partition("=")
@@ -190,7 +208,7 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
                     s.model_extra["fio"] = merged
         if not p.filesystem:
             p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
-        if not p.suite:
+        if not p.suite and not have_jobs:
             p.suite = [plans.SuiteSpec(kind="fio")]
         text = p.source_text
         changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts,
@@ -199,7 +217,7 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
         p.check_unique_variants()
         return p
     fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
-    suites = [x.strip() for x in (suite or "fio").split(",") if x.strip()]
+    suites = [x.strip() for x in (suite or ("" if have_jobs else "fio")).split(",") if x.strip()]
     return plans.from_cli(fs_list, suites, profile or "quick", iterations,
                           42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)
 

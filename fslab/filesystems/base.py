@@ -63,6 +63,8 @@ class Driver(ABC):
     packages: list[str] = []     # Debian packages providing its tools
     needs_device: bool = True
     min_bytes: int = 0           # smallest image mkfs accepts
+    # filesystem-specific kernel interfaces a workload may need (e.g. fio's e4defrag engine)
+    ioctls: frozenset[str] = frozenset()
 
     # --- what can run here -------------------------------------------------
     def available(self) -> Availability:

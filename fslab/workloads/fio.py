@@ -14,6 +14,14 @@ Plan table:
     numjobs = [1, 4]
     scale = true                # scale size/runtime by the profile (default true)
 
+Or the user's own fio job files, each one case (see fslab/fio/jobfile.py):
+    [[suite]]
+    kind = "fio"
+    job_files = ["a.fio", "b.fio"]   # relative to the plan
+    image_size = "2G"           # optional: loop image size (default: from the jobs' sizes)
+    scale = false               # cap sizes/runtimes by the profile (default: only when the
+                                # profile was chosen explicitly)
+
 Paper values are S2's exact parameters (size=1G, runtime=60, 10 iterations);
 smaller profiles cap file sizes and runtimes and the report says so.
 """
@@ -23,12 +31,14 @@ import itertools
 import os
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.errors import FslabError
-from fslab.filesystems.raw import is_raw
+from fslab.filesystems.raw import Raw, is_raw
+from fslab.fio.jobfile import JobFile, load as load_job_file
 from fslab.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -101,6 +111,8 @@ class FioSuite(Suite):
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         o = spec.options
+        if "job_files" in o:
+            return job_file_cases(o, profile)
         unknown = set(o) - {"fio", "jobs", "sweep", "scale"}
         if unknown:
             raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
@@ -140,6 +152,14 @@ class FioSuite(Suite):
                                   image_bytes=image_bytes_for(opts)))
         return cases
 
+    def refuses(self, case: Case, driver, fs_label: str) -> str | None:
+        if not isinstance(case.config, JobFileCase):
+            return None
+        if isinstance(driver, Raw):
+            return (f"job file {case.config.job.path.name} refused on {fs_label}: job files run "
+                    "inside a filesystem and the raw device has none")
+        return case.config.refusal or case.config.job.refusal_for(fs_label, driver.ioctls)
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
@@ -148,12 +168,17 @@ class FioSuite(Suite):
         log_path, _ = ctx.artifact("fio.log")
         with self.mounted(ctx, case) as (directory, inst):
             device = inst.devices[0] if is_raw(inst) else None
-            job_path.write_text(job_text(case.name, opts, str(directory), device))
+            cwd = None
+            if isinstance(case.config, JobFileCase):   # the user's file, in the fs under test
+                cwd = case.config.prepare(directory, ctx)
+                job_path.write_text(case.config.text)
+            else:
+                job_path.write_text(job_text(case.name, opts, str(directory), device))
             a = sample()
             t0 = time.perf_counter()
             with open(log_path, "wb") as log:
                 p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
-                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT)
+                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
                 try:
                     _, status, ru = os.wait4(p.pid, 0)
                 except BaseException:
@@ -174,17 +199,75 @@ class FioSuite(Suite):
         except FioParseError as e:
             raise UnitFailed(f"fio exit {p.returncode}: {log_tail or e}", ms) from None
         jobs = job_measurements(doc)
-        for job in jobs:
+        names = job_labels(jobs)
+        for job, name in zip(jobs, names):
             for m in job.measurements:
                 m.artifact = out_rel
-                if len(jobs) > 1:
-                    m.params = {**m.params, "job": job.job_name}
+                if len(jobs) > 1 or isinstance(case.config, JobFileCase):
+                    m.params = {**m.params, "job": name}
             ms += job.measurements
         errors = [j.error for j in jobs if j.error]
         if p.returncode != 0 or errors:
             raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
                              f"{log_tail}", ms)
         return ms
+
+
+@dataclass
+class JobFileCase:
+    """A user's job file as one case: the text fio runs and why it cannot run, if so."""
+    job: JobFile
+    text: str                # as run (paths inside the filesystem, caps, --fio overrides)
+    refusal: str | None      # on every filesystem (a device filename, a missing engine)
+
+    def prepare(self, directory: Path, ctx: UnitContext) -> Path:
+        """The job's directories made inside the filesystem, the file as given stored
+        beside the one run; returns fio's working directory (the filesystem)."""
+        for d in sorted(self.job.directories()):
+            (Path(directory) / d).mkdir(parents=True, exist_ok=True)
+        given, _ = ctx.artifact(f"given-{self.job.path.name}")
+        given.write_text(self.job.given_text)
+        return Path(directory)
+
+
+def job_file_cases(o: dict[str, Any], profile: Profile) -> list[Case]:
+    """One case per job file, named after the file; records carry each job's section name."""
+    unknown = set(o) - {"job_files", "fio", "scale", "image_size"}
+    if unknown:
+        raise FslabError(f"[[suite]] kind='fio' with job_files: unknown key(s) {sorted(unknown)}; "
+                         "job files take fio, scale and image_size only")
+    overrides = {k: _s(v) for k, v in (o.get("fio") or {}).items()}
+    capped = profile if o.get("scale") is True else None
+    cases, names = [], set()
+    for path in o["job_files"]:
+        job = load_job_file(path)
+        if job.name in names:
+            raise FslabError(f"two job files named {job.name!r}: rename one (cases are named "
+                             "after their file)")
+        names.add(job.name)
+        image = (parse_size(o["image_size"]) if o.get("image_size") else
+                 int(job.data_bytes(capped) * 1.3) + (96 << 20))
+        cases.append(Case(name=job.name, params={"workload": job.name},
+                          config=JobFileCase(job, job.as_run(capped, overrides), job.refusal()),
+                          image_bytes=image))
+    return cases
+
+
+def job_labels(jobs: list) -> list[str]:
+    """Each job entry's name; clones that share a name (numjobs without group_reporting)
+    are told apart as NAME.0, NAME.1, ..."""
+    counts: dict[str, int] = {}
+    for j in jobs:
+        counts[j.job_name] = counts.get(j.job_name, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for j in jobs:
+        if counts[j.job_name] > 1:
+            out.append(f"{j.job_name}.{seen.get(j.job_name, 0)}")
+            seen[j.job_name] = seen.get(j.job_name, 0) + 1
+        else:
+            out.append(j.job_name)
+    return out
 
 
 def _finish_options(opts: dict[str, str], explicit: dict[str, str]) -> None:
