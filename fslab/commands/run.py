@@ -41,7 +41,7 @@ def run(
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
                                   "(repeatable; overrides the plan)."),
     job: list[Path] = typer.Option([], "--job", help="A fio job file to run on every filesystem "
-                                   "(repeatable): [global], job sections, includes, groups, any engine "
+                                   "(repeatable): \\[global], job sections, includes, groups, any engine "
                                    "that addresses files. Runs as written unless --profile is given "
                                    "(then sizes and runtimes are capped by the profile)."),
     image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size for --job "
@@ -77,6 +77,10 @@ def run(
         target = "mountpoint"
     target = target or the_plan.target.get("kind", "loop")
 
+    from fslab.fio.jobfile import environment_of, job_file_suites
+    if job_file_suites(the_plan) and (hosts or the_plan.hosts or target == "guest"):
+        raise FslabError("fio job files (--job, job_files) run on this host's filesystems only "
+                         "for now: drop --hosts / --target guest, or run the file there")
     if hosts or the_plan.hosts:
         if the_plan.run.adaptive:
             raise FslabError("adaptive iterations are not supported across hosts yet: "
@@ -108,6 +112,8 @@ def run(
         env = environment.capture([f.name for f in the_plan.filesystem], target_info)
         env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
                           "description": the_plan.profile.description}
+        if environment_of(the_plan):
+            env["job_files"] = environment_of(the_plan)
         run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
                                   command=shlex.join(["fslab", *sys.argv[1:]]),
                                   profile=the_plan.run.profile)

@@ -82,7 +82,7 @@ class JobFile:
     def explicit(self, key: str) -> bool:
         """Whether the file sets `key` anywhere. The run-wide cache policy must leave an
         option the user wrote alone (e.g. `direct=`): a user's job file wins over defaults."""
-        return any(k == key for s in self.sections for k, _ in _normalised(s.options).items())
+        return any(key in _normalised(s.options) for s in self.sections)
 
     # -- what cannot run ------------------------------------------------------------
 
@@ -93,16 +93,16 @@ class JobFile:
             for key in ("filename", "directory", "opendir"):
                 for part in _parts(opts.get(key)):
                     if part.startswith("/dev/"):
-                        return (f"job file {self.path.name} refused: job [{job}] names the block "
+                        return (f"job file {self.path.name} refused: job '{job}' names the block "
                                 f"device {key}={part}; fslab runs job files inside each filesystem "
                                 f"under test; to measure on that device use --target device "
                                 f"--device {part} (fslab makes each filesystem on it)")
             engine = _engine(opts)
             if engine not in FILE_ENGINES:
-                return (f"job file {self.path.name} refused: job [{job}] uses ioengine={engine}, "
+                return (f"job file {self.path.name} refused: job '{job}' uses ioengine={engine}, "
                         "which does not address files on a filesystem")
             if engines is not None and engine not in engines:
-                return (f"job file {self.path.name} refused: job [{job}] uses ioengine={engine}, "
+                return (f"job file {self.path.name} refused: job '{job}' uses ioengine={engine}, "
                         f"which this fio ({fio_version()}) does not have")
         return None
 
@@ -111,7 +111,7 @@ class JobFile:
         for job, opts in self.jobs():
             need = ENGINE_NEEDS.get(_engine(opts))
             if need and need not in ioctls:
-                return (f"job file {self.path.name} refused on {fs_label}: job [{job}] uses "
+                return (f"job file {self.path.name} refused on {fs_label}: job '{job}' uses "
                         f"ioengine={_engine(opts)}, which needs the {need} ioctl {fs_label} lacks")
         return None
 
@@ -191,6 +191,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> JobFile:
     # fio cannot parse the options of an engine it lacks: that file is refused, not invalid
     if not r.ok and job.refusal() is None:
         said = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
+        said = [ln for ln in said if ln.startswith("fio:")] or said
         raise FslabError(f"fio job file {path} is invalid: {'; '.join(said[:3]) or 'fio --parse-only failed'}")
     return job
 
@@ -323,7 +324,7 @@ def add_job_files(plan, files, image_size: str | None, profile_explicit: bool) -
     from fslab.plan import SuiteSpec
     if files:
         plan.suite.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files]))
-    suites = [s for s in plan.suite if "job_files" in (s.model_extra or {})]
+    suites = job_file_suites(plan)
     for s in suites:
         extra = s.model_extra
         if not isinstance(extra["job_files"], list) or not all(isinstance(f, str) for f in extra["job_files"]) \
@@ -337,3 +338,19 @@ def add_job_files(plan, files, image_size: str | None, profile_explicit: bool) -
         for f in extra["job_files"]:
             load(f)
     return bool(suites)
+
+
+def job_file_suites(plan) -> list:
+    return [s for s in plan.suite if "job_files" in (s.model_extra or {})]
+
+
+def environment_of(plan) -> dict[str, dict[str, str]]:
+    """What the run's environment says of each job file: where it came from and whether
+    its sizes and runtimes ran as written or capped by the profile."""
+    out = {}
+    for s in job_file_suites(plan):
+        how = (f"capped by profile {plan.profile.name}" if s.model_extra.get("scale") is True
+               else "as written")
+        for f in s.model_extra["job_files"]:
+            out[Path(f).stem] = {"path": str(f), "sizes_and_runtimes": how}
+    return out

@@ -220,6 +220,12 @@ class JobFileCase:
     text: str                # as run (paths inside the filesystem, caps, --fio overrides)
     refusal: str | None      # on every filesystem (a device filename, a missing engine)
 
+    @property
+    def user_sets_direct(self) -> bool:
+        """The file writes `direct=` itself: a run-wide cache policy that forces direct=1 on
+        the built-in jobs must leave this job's choice alone (the user's file wins)."""
+        return self.job.explicit("direct")
+
     def prepare(self, directory: Path, ctx: UnitContext) -> Path:
         """The job's directories made inside the filesystem, the file as given stored
         beside the one run; returns fio's working directory (the filesystem)."""
