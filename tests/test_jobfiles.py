@@ -188,3 +188,14 @@ def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
     plan = write(tmp_path, "p.toml", '[run]\nprofile = "smoke"\n[[filesystem]]\nname = "xfs"\n'
                  '[[suite]]\nkind = "fio"\njob_files = ["a.fio"]\n')
     assert build(plan_file=plan).suite[0].options["scale"] is True
+
+
+def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
+    from fslab.commands.run import _build_plan
+    f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=8m\ndirectory=/dev/shm/x\n[b]\nrw=write\nsize=8m\n")
+    p = _build_plan(None, "ext4", None, None, None, None, ["ioengine=libaio"], None, None,
+                    job=[f])
+    (pair,) = plan_pairs(p, host="elsewhere")[0]
+    text = pair[2].config.text
+    assert text.count("ioengine=libaio") == 2
+    assert "directory=dev/shm/x" in text and pair[2].config.refusal is None   # not a device

@@ -164,8 +164,10 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
     p = _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
                                  mount_options, adaptive, bool(job))
     from fslab.fio.jobfile import add_job_files
+    fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
     if add_job_files(p, job, image_size, profile_explicit=bool(profile) or (
-            plan_file is not None and "profile" in p.run.model_fields_set)):
+            plan_file is not None and "profile" in p.run.model_fields_set),
+            fio_options={k.strip(): v.strip() for k, v in fio_opts.items()}):
         p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path
     return p
 

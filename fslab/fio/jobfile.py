@@ -89,14 +89,15 @@ class JobFile:
     def refusal(self) -> str | None:
         """Why this file runs on no filesystem here (one line), else None."""
         engines = available_engines()
+        if not self.jobs():
+            return f"job file {self.path.name} refused: it defines no job (only [global] options)"
         for job, opts in self.jobs():
-            for key in ("filename", "directory", "opendir"):
-                for part in _parts(opts.get(key)):
-                    if part.startswith("/dev/"):
-                        return (f"job file {self.path.name} refused: job '{job}' names the block "
-                                f"device {key}={part}; fslab runs job files inside each filesystem "
-                                f"under test; to measure on that device use --target device "
-                                f"--device {part} (fslab makes each filesystem on it)")
+            for part in _parts(opts.get("filename")):
+                if part.startswith("/dev/"):
+                    return (f"job file {self.path.name} refused: job '{job}' names the device "
+                            f"filename={part}; fslab runs job files inside each filesystem "
+                            f"under test; to measure on that device use --target device "
+                            f"--device {part} (fslab makes each filesystem on it)")
             engine = _engine(opts)
             if engine not in FILE_ENGINES:
                 return (f"job file {self.path.name} refused: job '{job}' uses ioengine={engine}, "
@@ -316,14 +317,17 @@ def fio_version() -> str:
     return r.stdout.strip() or "fio"
 
 
-def add_job_files(plan, files, image_size: str | None, profile_explicit: bool) -> bool:
-    """Lay `--job FILE`s and `--image-size` onto a plan, settle whether each job-file suite
+def add_job_files(plan, files, image_size: str | None, profile_explicit: bool,
+                  fio_options: dict[str, str] | None = None) -> bool:
+    """Lay `--job FILE`s (with --fio options) and `--image-size` onto a plan, settle whether each job-file suite
     is capped by the profile (only when the profile was chosen explicitly, unless the plan
     says `scale`), and validate every job file with fio before the run exists.
     True when the plan's job-file suites exist (its stored text must then be rewritten)."""
     from fslab.plan import SuiteSpec
     if files:
-        plan.suite.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files]))
+        extra = {"fio": dict(fio_options)} if fio_options else {}
+        plan.suite.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files],
+                                    **extra))
     suites = job_file_suites(plan)
     for s in suites:
         extra = s.model_extra
