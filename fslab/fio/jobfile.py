@@ -90,7 +90,7 @@ class JobFile:
         """Why this file runs on no filesystem here (one line), else None."""
         engines = available_engines()
         if not self.jobs():
-            return f"job file {self.path.name} refused: it defines no job (only [global] options)"
+            return f"job file {self.path.name} refused: it defines no job, only global options"
         for job, opts in self.jobs():
             for part in _parts(opts.get("filename")):
                 if part.startswith("/dev/"):
