@@ -128,7 +128,8 @@ def test_device_filename_and_unsupported_engines_refused_one_line_each(tmp_path)
 @pytest.mark.e2e
 @needs_root()
 def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp_path):
-    write(tmp_path, "groups.fio", TWO_GROUPS.replace("size=16m", "size=8m"))
+    write(tmp_path, "groups.fio", TWO_GROUPS.replace("size=16m", "size=8m").replace(
+        "group_reporting", "group_reporting\nwrite_bw_log=/logs/bw"))
     write(tmp_path, "dev.fio", "[a]\nrw=read\nfilename=/dev/sdb\n")
     plan = write(tmp_path, "plan.toml", '[run]\nprofile = "smoke"\niterations = 1\n'
                  '[[filesystem]]\nname = "ext4"\n[[filesystem]]\nname = "xfs"\n'
@@ -161,6 +162,8 @@ def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp
     assert "directory=srv/data" in ran and "capped by profile smoke" in ran
     assert next(results.rglob("fio-groups-*/iter-001/given-groups.fio")).read_text().startswith(
         "; two stonewall groups")
+    # the job's own logs, written inside the filesystem, kept with the unit
+    assert list(results.rglob("fio-groups-*/iter-001/logs/logs/bw_bw.*.log"))
     assert not leftovers(str(tmp_path))
 
 
@@ -199,3 +202,11 @@ def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
     text = pair[2].config.text
     assert text.count("ioengine=libaio") == 2
     assert "directory=dev/shm/x" in text and pair[2].config.refusal is None   # not a device
+
+
+def test_log_files_stay_inside_the_filesystem(tmp_path):
+    job = jobfile.load(write(tmp_path, "logs.fio", "[a]\nrw=read\nsize=8m\nwrite_bw_log=/tmp/bw\n"
+                                                   "write_lat_log\n"))
+    assert "write_bw_log=tmp/bw" in job.as_run()
+    assert job.log_prefixes() == {"tmp/bw", "a"}
+    assert job.directories() == {".", "tmp"}

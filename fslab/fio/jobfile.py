@@ -40,7 +40,8 @@ FILE_ENGINES = frozenset({
     "falloc", "ftruncate", "e4defrag"})
 # engine -> the kernel interface (a Driver.ioctls entry) a filesystem must offer
 ENGINE_NEEDS = {"e4defrag": "EXT4_IOC_MOVE_EXT"}
-PATH_KEYS = ("directory", "filename", "opendir", "filename_format")
+LOG_KEYS = ("write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log")
+PATH_KEYS = ("directory", "filename", "opendir", "filename_format", *LOG_KEYS)
 SIZE_KEYS = ("size", "filesize", "io_size")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _INLINE_COMMENT = re.compile(r"\s+[;#].*$")
@@ -156,7 +157,14 @@ class JobFile:
                 sub = os.path.dirname(_inside(f))
                 if sub:
                     out.update(os.path.join(d, sub) for d in dirs)
+        out.update(os.path.dirname(p) or "." for p in self.log_prefixes())
         return {os.path.normpath(d) for d in out}
+
+    def log_prefixes(self) -> set[str]:
+        """Where fio writes the jobs' logs (relative to the filesystem): the option's value,
+        or the job's name for a bare flag."""
+        return {_inside(opts[k]) if opts[k] else job
+                for job, opts in self.jobs() for k in LOG_KEYS if k in opts}
 
     def data_bytes(self, profile: Profile | None = None) -> int:
         """Every job's data (size or filesize x nrfiles, x numjobs), capped like as_run()."""

@@ -27,8 +27,10 @@ smaller profiles cap file sizes and runtimes and the report says so.
 """
 from __future__ import annotations
 
+import glob
 import itertools
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -188,6 +190,8 @@ class FioSuite(Suite):
                 p.returncode = os.waitstatus_to_exitcode(status)
             elapsed = time.perf_counter() - t0
             b = sample()
+            if isinstance(case.config, JobFileCase):
+                case.config.keep_logs(directory, ctx)
         ms = [Measurement("cpu_busy_system_wide", busy_percent(a, b), "%", "lower", out_rel),
               Measurement("cpu_iowait_system_wide", iowait_percent(a, b), "%", None, out_rel),
               Measurement("fio_wall_time", elapsed, "s", None, out_rel),
@@ -234,6 +238,15 @@ class JobFileCase:
         given, _ = ctx.artifact(f"given-{self.job.path.name}")
         given.write_text(self.job.given_text)
         return Path(directory)
+
+
+    def keep_logs(self, directory: Path, ctx: UnitContext) -> None:
+        """The job's own logs (write_bw_log=...) written in the filesystem, kept as artifacts."""
+        for prefix in sorted(self.job.log_prefixes()):
+            for log in sorted(Path(directory).glob(f"{glob.escape(prefix)}_*.log")):
+                dest, _ = ctx.artifact(f"logs/{log.relative_to(directory)}")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(log, dest)
 
 
 def job_file_cases(o: dict[str, Any], profile: Profile) -> list[Case]:
