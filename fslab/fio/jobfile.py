@@ -23,15 +23,21 @@ as-run file says what was capped.
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fslab.errors import FslabError
 from fslab.profiles import Profile, parse_size
 from fslab.proc import run
+
+if TYPE_CHECKING:
+    from fslab.workloads.base import UnitContext
 
 # engines whose I/O goes to files (or file operations) on a mounted filesystem
 FILE_ENGINES = frozenset({
@@ -201,8 +207,70 @@ def _load(path: Path, mtime_ns: int, size: int) -> JobFile:
     if not r.ok and job.refusal() is None:
         said = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
         said = [ln for ln in said if ln.startswith("fio:")] or said
-        raise FslabError(f"fio job file {path} is invalid: {'; '.join(said[:3]) or 'fio --parse-only failed'}")
+        why = "; ".join(said[:3]) or "fio --parse-only failed"
+        raise FslabError(f"fio job file {path} is invalid: {why}")
     return job
+
+
+# -- the fio suite's cases ------------------------------------------------------------
+
+@dataclass
+class JobFileCase:
+    """A user's job file as one case: the text fio runs and why it cannot run, if so."""
+    job: JobFile
+    text: str                # as run (paths inside the filesystem, caps, --fio overrides)
+    refusal: str | None      # on every filesystem (a device filename, a missing engine)
+
+    @property
+    def user_sets_direct(self) -> bool:
+        """The file writes `direct=` itself: a run-wide cache policy that forces direct=1 on
+        the built-in jobs must leave this job's choice alone (the user's file wins)."""
+        return self.job.explicit("direct")
+
+    def prepare(self, directory: Path, ctx: "UnitContext") -> Path:
+        """The job's directories made inside the filesystem, the file as given stored
+        beside the one run; returns fio's working directory (the filesystem)."""
+        for d in sorted(self.job.directories()):
+            (Path(directory) / d).mkdir(parents=True, exist_ok=True)
+        given, _ = ctx.artifact(f"given-{self.job.path.name}")
+        given.write_text(self.job.given_text)
+        return Path(directory)
+
+    def keep_logs(self, directory: Path, ctx: "UnitContext") -> None:
+        """The job's own logs (write_bw_log=...) written in the filesystem, kept as artifacts."""
+        for prefix in sorted(self.job.log_prefixes()):
+            for log in sorted(Path(directory).glob(f"{glob.escape(prefix)}_*.log")):
+                dest, _ = ctx.artifact(f"logs/{log.relative_to(directory)}")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(log, dest)
+
+
+def job_file_cases(o: dict[str, Any], profile: Profile) -> list:
+    """The fio suite's cases for `job_files`: one per file, named after it; records carry
+    each job's section name."""
+    from fslab.workloads.base import Case
+    unknown = set(o) - {"job_files", "fio", "scale", "image_size"}
+    if unknown:
+        raise FslabError(f"[[suite]] kind='fio' with job_files: unknown key(s) {sorted(unknown)}; "
+                         "job files take fio, scale and image_size only")
+    overrides = {k: _fio_value(v) for k, v in (o.get("fio") or {}).items()}
+    files = o["job_files"]
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+        raise FslabError("[[suite]] kind='fio': job_files must be a list of job file paths")
+    capped = profile if o.get("scale") is True else None
+    cases, names = [], set()
+    for path in files:
+        job = load(path)
+        if job.name in names:
+            raise FslabError(f"two job files named {job.name!r}: rename one (cases are named "
+                             "after their file)")
+        names.add(job.name)
+        image = (parse_size(o["image_size"]) if o.get("image_size") else
+                 int(job.data_bytes(capped) * 1.3) + (96 << 20))
+        cases.append(Case(name=job.name, params={"workload": job.name},
+                          config=JobFileCase(job, job.as_run(capped, overrides), job.refusal()),
+                          image_bytes=image))
+    return cases
 
 
 def _sections(path: Path, text: str, depth: int) -> list[Section]:
@@ -232,6 +300,12 @@ def _sections(path: Path, text: str, depth: int) -> list[Section]:
             sections.append(Section(""))
         sections[-1].options.append((key.strip(), _expand(value.strip()) if sep else None))
     return sections
+
+
+def _fio_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
 
 
 def _expand(value: str) -> str:
@@ -339,16 +413,12 @@ def add_job_files(plan, files, image_size: str | None, profile_explicit: bool,
     suites = job_file_suites(plan)
     for s in suites:
         extra = s.model_extra
-        if not isinstance(extra["job_files"], list) or not all(isinstance(f, str) for f in extra["job_files"]) \
-                or not extra["job_files"]:
-            raise FslabError("[[suite]] kind='fio': job_files must be a list of job file paths")
         extra.setdefault("scale", profile_explicit)
         if image_size:
             extra["image_size"] = image_size
         if extra.get("image_size") and not _bytes(str(extra["image_size"])):
             raise FslabError(f"image size {extra['image_size']!r}: expected a size like 2G")
-        for f in extra["job_files"]:
-            load(f)
+        job_file_cases(s.options, plan.profile)   # reads and validates every file
     return bool(suites)
 
 

@@ -27,20 +27,17 @@ smaller profiles cap file sizes and runtimes and the report says so.
 """
 from __future__ import annotations
 
-import glob
 import itertools
 import os
-import shutil
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.errors import FslabError
 from fslab.filesystems.raw import Raw, is_raw
-from fslab.fio.jobfile import JobFile, load as load_job_file
+from fslab.fio.jobfile import JobFileCase, job_file_cases
 from fslab.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -215,61 +212,6 @@ class FioSuite(Suite):
             raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
                              f"{log_tail}", ms)
         return ms
-
-
-@dataclass
-class JobFileCase:
-    """A user's job file as one case: the text fio runs and why it cannot run, if so."""
-    job: JobFile
-    text: str                # as run (paths inside the filesystem, caps, --fio overrides)
-    refusal: str | None      # on every filesystem (a device filename, a missing engine)
-
-    @property
-    def user_sets_direct(self) -> bool:
-        """The file writes `direct=` itself: a run-wide cache policy that forces direct=1 on
-        the built-in jobs must leave this job's choice alone (the user's file wins)."""
-        return self.job.explicit("direct")
-
-    def prepare(self, directory: Path, ctx: UnitContext) -> Path:
-        """The job's directories made inside the filesystem, the file as given stored
-        beside the one run; returns fio's working directory (the filesystem)."""
-        for d in sorted(self.job.directories()):
-            (Path(directory) / d).mkdir(parents=True, exist_ok=True)
-        given, _ = ctx.artifact(f"given-{self.job.path.name}")
-        given.write_text(self.job.given_text)
-        return Path(directory)
-
-
-    def keep_logs(self, directory: Path, ctx: UnitContext) -> None:
-        """The job's own logs (write_bw_log=...) written in the filesystem, kept as artifacts."""
-        for prefix in sorted(self.job.log_prefixes()):
-            for log in sorted(Path(directory).glob(f"{glob.escape(prefix)}_*.log")):
-                dest, _ = ctx.artifact(f"logs/{log.relative_to(directory)}")
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(log, dest)
-
-
-def job_file_cases(o: dict[str, Any], profile: Profile) -> list[Case]:
-    """One case per job file, named after the file; records carry each job's section name."""
-    unknown = set(o) - {"job_files", "fio", "scale", "image_size"}
-    if unknown:
-        raise FslabError(f"[[suite]] kind='fio' with job_files: unknown key(s) {sorted(unknown)}; "
-                         "job files take fio, scale and image_size only")
-    overrides = {k: _s(v) for k, v in (o.get("fio") or {}).items()}
-    capped = profile if o.get("scale") is True else None
-    cases, names = [], set()
-    for path in o["job_files"]:
-        job = load_job_file(path)
-        if job.name in names:
-            raise FslabError(f"two job files named {job.name!r}: rename one (cases are named "
-                             "after their file)")
-        names.add(job.name)
-        image = (parse_size(o["image_size"]) if o.get("image_size") else
-                 int(job.data_bytes(capped) * 1.3) + (96 << 20))
-        cases.append(Case(name=job.name, params={"workload": job.name},
-                          config=JobFileCase(job, job.as_run(capped, overrides), job.refusal()),
-                          image_bytes=image))
-    return cases
 
 
 def job_labels(jobs: list) -> list[str]:
