@@ -149,6 +149,12 @@ class Existing(Driver):
 
     def __init__(self, fstype: str):
         self.name = self.fstype = fstype
+        from fslab import filesystems   # the same kernel interfaces as fslab's own driver of it
+        from fslab.errors import FslabError
+        try:
+            self.ioctls = filesystems.get(fstype).ioctls
+        except FslabError:              # a filesystem fslab has no driver for
+            self.ioctls = frozenset()
 
     def available(self) -> Availability:
         return Availability(True, how="existing mount point")

@@ -120,7 +120,7 @@ class JobFile:
             need = ENGINE_NEEDS.get(_engine(opts))
             if need and need not in ioctls:
                 return (f"job file {self.path.name} refused on {fs_label}: job '{job}' uses "
-                        f"ioengine={_engine(opts)}, which needs the {need} ioctl {fs_label} lacks")
+                        f"ioengine={_engine(opts)}, which needs the {need} ioctl; {fs_label} has none")
         return None
 
     # -- the file as run --------------------------------------------------------------
