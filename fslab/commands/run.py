@@ -126,6 +126,8 @@ def run(
                   + (f" then adaptive (CI ±{the_plan.run.target_ci:.0%}, at most "
                      f"{the_plan.run.max_iterations})" if the_plan.run.adaptive else "")
                   + f"; results in {store.root}")
+    for name, how in environment_of(the_plan).items():
+        console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
     from fslab.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
