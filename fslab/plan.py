@@ -159,7 +159,13 @@ def validation_error(e: ValidationError, text: str, source: str, field_loc: tupl
 
 
 def load(path: str | Path) -> Plan:
-    return parse(read_text(path, "plan"), str(path))
+    plan = parse(read_text(path, "plan"), str(path))
+    base = Path(path).absolute().parent
+    for s in plan.suite:   # job files are named relative to the plan
+        files = (s.model_extra or {}).get("job_files")
+        if isinstance(files, list):
+            s.model_extra["job_files"] = [str(base / f) for f in files]
+    return plan
 
 
 def parse(text: str, source: str = "<plan>") -> Plan:

@@ -82,6 +82,10 @@ def plan_pairs(plan: Plan, host: str = "localhost",
                 notes.append(f"{suite.name} skipped on {spec.label}: {why}")
                 continue
             for case in suite.cases(sspec.at_profile(plan.profile.name), plan.profile):
+                refused = suite.refuses(case, driver, spec.label)
+                if refused:
+                    notes.append(refused) if refused not in notes else None
+                    continue
                 pairs.append((spec, suite, case))
     return pairs, notes
 

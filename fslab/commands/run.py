@@ -40,6 +40,13 @@ def run(
                                          "unfinished ones redone."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
                                   "(repeatable; overrides the plan)."),
+    job: list[Path] = typer.Option([], "--job", help="A fio job file to run on every filesystem "
+                                   "(repeatable): \\[global], job sections, includes, groups, any engine "
+                                   "that addresses files. Runs as written unless --profile is given "
+                                   "(then sizes and runtimes are capped by the profile)."),
+    image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size for --job "
+                                             "files, e.g. 4G (default: the jobs' sizes x numjobs plus "
+                                             "headroom)."),
     mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options (quoted)."),
     mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, comma-separated."),
     target: Optional[str] = typer.Option(None, "--target", help="loop (default) | device | mountpoint | guest."),
@@ -71,7 +78,7 @@ def run(
         the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
     else:
         the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
-                               mkfs_options, mount_options, adaptive)
+                               mkfs_options, mount_options, adaptive, job, image_size)
         _apply_cache_and_baseline(the_plan, page_cache, baseline)
     if device:
         target = target or "device"
@@ -79,6 +86,10 @@ def run(
         target = "mountpoint"
     target = target or the_plan.target.get("kind", "loop")
 
+    from fslab.fio.jobfile import environment_of, job_file_suites
+    if job_file_suites(the_plan) and (hosts or the_plan.hosts or target == "guest"):
+        raise FslabError("fio job files (--job, job_files) run on this host's filesystems only "
+                         "for now: drop --hosts / --target guest, or run the file there")
     if hosts or the_plan.hosts:
         if the_plan.run.adaptive:
             raise FslabError("adaptive iterations are not supported across hosts yet: "
@@ -112,6 +123,8 @@ def run(
         env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
                           "description": the_plan.profile.description}
         env["page_cache"] = the_plan.page_cache
+        if environment_of(the_plan):
+            env["job_files"] = environment_of(the_plan)
         run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
                                   command=shlex.join(["fslab", *sys.argv[1:]]),
                                   profile=the_plan.run.profile)
@@ -124,6 +137,8 @@ def run(
                   + (f" then adaptive (CI ±{the_plan.run.target_ci:.0%}, at most "
                      f"{the_plan.run.max_iterations})" if the_plan.run.adaptive else "")
                   + f"; results in {store.root}")
+    for name, how in environment_of(the_plan).items():
+        console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
     from fslab.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
@@ -175,7 +190,20 @@ def _tmp_base() -> str:
 
 
 def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
-                adaptive=False):
+                adaptive=False, job=(), image_size=None):
+    p = _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                                 mount_options, adaptive, bool(job))
+    from fslab.fio.jobfile import add_job_files
+    fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
+    if add_job_files(p, job, image_size, profile_explicit=bool(profile) or (
+            plan_file is not None and "profile" in p.run.model_fields_set),
+            fio_options={k.strip(): v.strip() for k, v in fio_opts.items()}):
+        p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path
+    return p
+
+
+def _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                             mount_options, adaptive, have_jobs):
     fio_opts = {}
     for item in fio:
         k, sep, v = item.partition("=")
@@ -218,7 +246,7 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
                     s.model_extra["fio"] = merged
         if not p.filesystem:
             p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
-        if not p.suite:
+        if not p.suite and not have_jobs:
             p.suite = [plans.SuiteSpec(kind="fio")]
         text = p.source_text
         changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts,
@@ -227,7 +255,7 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
         p.check_unique_variants()
         return p
     fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
-    suites = [x.strip() for x in (suite or "fio").split(",") if x.strip()]
+    suites = [x.strip() for x in (suite or ("" if have_jobs else "fio")).split(",") if x.strip()]
     return plans.from_cli(fs_list, suites, profile or "quick", iterations,
                           42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)
 

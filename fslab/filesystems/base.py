@@ -63,6 +63,8 @@ class Driver(ABC):
     packages: list[str] = []     # Debian packages providing its tools
     needs_device: bool = True
     min_bytes: int = 0           # smallest image mkfs accepts
+    # filesystem-specific kernel interfaces a workload may need (e.g. fio's e4defrag engine)
+    ioctls: frozenset[str] = frozenset()
 
     # --- what can run here -------------------------------------------------
     def available(self) -> Availability:
@@ -158,6 +160,12 @@ class Existing(Driver):
 
     def __init__(self, fstype: str):
         self.name = self.fstype = fstype
+        from fslab import filesystems   # the same kernel interfaces as fslab's own driver of it
+        from fslab.errors import FslabError
+        try:
+            self.ioctls = filesystems.get(fstype).ioctls
+        except FslabError:              # a filesystem fslab has no driver for
+            self.ioctls = frozenset()
 
     def available(self) -> Availability:
         return Availability(True, how="existing mount point")

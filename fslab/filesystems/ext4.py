@@ -7,3 +7,4 @@ from fslab.filesystems._ext import ExtDriver
 class Ext4(ExtDriver):
     name = fstype = "ext4"
     journal = True
+    ioctls = frozenset({"EXT4_IOC_MOVE_EXT"})   # online defragmentation (e4defrag)

@@ -115,6 +115,11 @@ class Suite(ABC):
         """None if this suite can run on fs_name, else why not (the unit is skipped)."""
         return None
 
+    def refuses(self, case: Case, driver: Driver, fs_label: str) -> str | None:
+        """None if this case can run on this filesystem, else one line saying why not
+        (the case is left out there; the rest of the run goes on)."""
+        return None
+
     def mounted(self, ctx: UnitContext, case: Case) -> "MountedFs":
         """The usual setup: a fresh filesystem for this case, or the user's --mountpoint."""
         return MountedFs(ctx, case.image_bytes)

@@ -14,6 +14,14 @@ Plan table:
     numjobs = [1, 4]
     scale = true                # scale size/runtime by the profile (default true)
 
+Or the user's own fio job files, each one case (see fslab/fio/jobfile.py):
+    [[suite]]
+    kind = "fio"
+    job_files = ["a.fio", "b.fio"]   # relative to the plan
+    image_size = "2G"           # optional: loop image size (default: from the jobs' sizes)
+    scale = false               # cap sizes/runtimes by the profile (default: only when the
+                                # profile was chosen explicitly)
+
 Paper values are S2's exact parameters (size=1G, runtime=60, 10 iterations);
 smaller profiles cap file sizes and runtimes and the report says so.
 """
@@ -31,7 +39,8 @@ from fslab.accounting import UnitAccount
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.devstat import source_device_of
 from fslab.errors import FslabError
-from fslab.filesystems.raw import is_raw
+from fslab.filesystems.raw import Raw, is_raw
+from fslab.fio.jobfile import JobFileCase, job_file_cases
 from fslab.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -105,6 +114,8 @@ class FioSuite(Suite):
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         o = spec.options
+        if "job_files" in o:
+            return job_file_cases(o, profile)
         unknown = set(o) - {"fio", "jobs", "sweep", "scale"}
         if unknown:
             raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
@@ -144,6 +155,14 @@ class FioSuite(Suite):
                                   image_bytes=image_bytes_for(opts)))
         return cases
 
+    def refuses(self, case: Case, driver, fs_label: str) -> str | None:
+        if not isinstance(case.config, JobFileCase):
+            return None
+        if isinstance(driver, Raw):
+            return (f"job file {case.config.job.path.name} refused on {fs_label}: job files run "
+                    "inside a filesystem and the raw device has none")
+        return case.config.refusal or case.config.job.refusal_for(fs_label, driver.ioctls)
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
@@ -152,15 +171,25 @@ class FioSuite(Suite):
         log_path, _ = ctx.artifact("fio.log")
         with self.mounted(ctx, case) as (directory, inst):
             device = inst.devices[0] if is_raw(inst) else None
-            policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device, ctx.driver, inst)
-            opts = policy.options
             daemon = ctx.driver.serving_daemon()
-            _describe_policy(ctx, policy.description, daemon)
-            job_path.write_text(job_text(case.name, opts, str(directory), device))
-            if device is None:   # lay the files out first: the counters cover only the job
-                _layout(job_path, log_path, str(directory))
-                if policy.cold_after_layout:
-                    inst.cold_cache()
+            cwd = None
+            if isinstance(case.config, JobFileCase):   # the user's file, in the fs under test
+                cwd = case.config.prepare(directory, ctx)
+                job_path.write_text(case.config.text)
+                # the user's file runs as written (its own direct=, its own layout): the
+                # device counters then also cover fio's layout of the job's files
+                _describe_policy(ctx, "job file as written: its own direct= and layout "
+                                 "(device counters include the layout)", daemon)
+            else:
+                policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device,
+                                           ctx.driver, inst)
+                opts = policy.options
+                _describe_policy(ctx, policy.description, daemon)
+                job_path.write_text(job_text(case.name, opts, str(directory), device))
+                if device is None:   # lay the files out first: the counters cover only the job
+                    _layout(job_path, log_path, str(directory))
+                    if policy.cold_after_layout:
+                        inst.cold_cache()
             acct = UnitAccount.start(inst.devices if inst is not None else
                                      [d for d in [source_device_of(str(directory))] if d],
                                      daemon[1] if daemon else None)
@@ -168,7 +197,7 @@ class FioSuite(Suite):
             t0 = time.perf_counter()
             with open(log_path, "wb") as log:
                 p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
-                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT)
+                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
                 try:
                     _, status, ru = os.wait4(p.pid, 0)
                 except BaseException:
@@ -179,6 +208,8 @@ class FioSuite(Suite):
             elapsed = time.perf_counter() - t0
             b = sample()
             acct.stop()
+            if isinstance(case.config, JobFileCase):
+                case.config.keep_logs(directory, ctx)
         # CPU % of a fixed-time job is described, never ranked: more work in the same
         # time costs more CPU; the ranked measure is ops_per_cpu_second (accounting.py)
         ms = [Measurement("cpu_busy_system_wide", busy_percent(a, b), "%", None, out_rel),
@@ -193,11 +224,12 @@ class FioSuite(Suite):
             raise UnitFailed(f"fio exit {p.returncode}: {log_tail or e}", ms) from None
         ms += acct.measurements(doc, elapsed, out_rel)
         jobs = job_measurements(doc)
-        for job in jobs:
+        names = job_labels(jobs)
+        for job, name in zip(jobs, names):
             for m in job.measurements:
                 m.artifact = out_rel
-                if len(jobs) > 1:
-                    m.params = {**m.params, "job": job.job_name}
+                if len(jobs) > 1 or isinstance(case.config, JobFileCase):
+                    m.params = {**m.params, "job": name}
             ms += job.measurements
         errors = [j.error for j in jobs if j.error]
         if p.returncode != 0 or errors:
@@ -225,6 +257,23 @@ def _describe_policy(ctx: UnitContext, sentence: str, daemon: tuple[str, int] | 
     fs["cache_policy"] = sentence
     if daemon:
         fs["daemon"] = daemon[0]
+
+
+def job_labels(jobs: list) -> list[str]:
+    """Each job entry's name; clones that share a name (numjobs without group_reporting)
+    are told apart as NAME.0, NAME.1, ..."""
+    counts: dict[str, int] = {}
+    for j in jobs:
+        counts[j.job_name] = counts.get(j.job_name, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for j in jobs:
+        if counts[j.job_name] > 1:
+            out.append(f"{j.job_name}.{seen.get(j.job_name, 0)}")
+            seen[j.job_name] = seen.get(j.job_name, 0) + 1
+        else:
+            out.append(j.job_name)
+    return out
 
 
 def _finish_options(opts: dict[str, str], explicit: dict[str, str]) -> None:

@@ -1,0 +1,212 @@
+"""The user's own fio job files (`--job FILE.fio`, plan `job_files`): fio validates them,
+fslab places them inside each filesystem, refuses what must not run, records per job."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import textwrap
+
+import pytest
+
+from fslab import plan as plans
+from fslab.errors import FslabError
+from fslab.fio import jobfile
+from fslab.profiles import PROFILES
+from fslab.scheduler import plan_pairs
+from fslab.workloads.fio import job_labels
+from fslab.fio.parse import JobResult
+from tests.conftest import leftovers, needs_root, run_fslab
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+
+TWO_GROUPS = """\
+; two stonewall groups; [global] options overridden by the jobs and by a later [global]
+[global]
+bs=4k
+size=8m
+directory=/srv/data
+group_reporting
+
+[seq-write]
+rw=write
+bs=64k
+
+[rand-write]
+rw=randwrite
+
+[seq-read]
+stonewall
+rw=read
+filename=sub/one.dat
+
+[global]
+size=16m
+runtime=30
+
+[rand-read]
+rw=randread
+numjobs=2
+"""
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_global_sections_and_overrides(tmp_path):
+    job = jobfile.load(write(tmp_path, "groups.fio", TWO_GROUPS))
+    eff = dict(job.jobs())
+    assert list(eff) == ["seq-write", "rand-write", "seq-read", "rand-read"]
+    assert eff["seq-write"]["bs"] == "64k" and eff["rand-write"]["bs"] == "4k"
+    assert eff["seq-read"]["size"] == "8m" and eff["rand-read"]["size"] == "16m"
+    assert "stonewall" in eff["seq-read"] and eff["rand-read"]["numjobs"] == "2"
+    # 3 jobs x 8 MiB + 2 clones x 16 MiB
+    assert job.data_bytes() == (3 * 8 + 2 * 16) << 20
+    # the absolute directory lands inside the filesystem; the relative filename under it
+    assert job.directories() == {"srv/data", "srv/data/sub"}
+    as_written = job.as_run()
+    assert "directory=srv/data" in as_written and "runtime=30" in as_written
+    assert "capped" not in as_written
+    capped = job.as_run(PROFILES["smoke"], {"ioengine": "psync"})
+    assert capped.count("runtime=1\n") == 4 and "size capped" not in capped   # 16 MiB < 32 MiB
+    assert capped.count("ioengine=psync") == 4
+    assert jobfile.load(write(tmp_path, "big.fio", "[a]\nrw=read\nsize=1g\n")).as_run(
+        PROFILES["smoke"]).count("size=32768k") == 1
+
+
+def test_include_and_environment_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSLAB_TEST_BS", "16k")
+    write(tmp_path, "common.inc", "size=4m\nrw=randread\n")
+    job = jobfile.load(write(tmp_path, "inc.fio", "[global]\ninclude common.inc\n\n"
+                                                 "[a]\nbs=${FSLAB_TEST_BS} ; inline comment\n"))
+    (name, opts), = job.jobs()
+    assert (name, opts["size"], opts["rw"], opts["bs"]) == ("a", "4m", "randread", "16k")
+    assert "include " not in job.as_run() and "bs=16k" in job.as_run()
+
+
+def test_invalid_file_names_fios_complaint(tmp_path):
+    with pytest.raises(FslabError, match=r"bad\.fio is invalid: .*rw=sideways"):
+        jobfile.load(write(tmp_path, "bad.fio", "[a]\nrw=sideways\n"))
+
+
+def test_clones_sharing_a_name_are_told_apart():
+    jobs = [JobResult("a", None, 0, []), JobResult("a", None, 0, []), JobResult("b", None, 0, [])]
+    assert job_labels(jobs) == ["a.0", "a.1", "b"]
+
+
+def _plan(tmp_path, *files, fs=("ext4", "xfs")) -> plans.Plan:
+    fss = "".join(f'\n[[filesystem]]\nname = "{f}"\n' for f in fs)
+    names = ", ".join(f'"{f}"' for f in files)
+    p = write(tmp_path, "plan.toml", f'[run]\nprofile = "smoke"\n{fss}\n[[suite]]\nkind = "fio"\n'
+                                     f'job_files = [{names}]\n')
+    return plans.load(p)
+
+
+def test_device_filename_and_unsupported_engines_refused_one_line_each(tmp_path):
+    write(tmp_path, "dev.fio", "[global]\nrw=read\n[a]\nfilename=/dev/sdb\n")
+    write(tmp_path, "rbd.fio", "[a]\nioengine=rbd\npool=rbd\nrbdname=x\nrw=read\n")
+    write(tmp_path, "defrag.fio", "[a]\nioengine=e4defrag\ndonorname=d\nfilename=f\nsize=8m\n"
+                                  "rw=randwrite\n")
+    write(tmp_path, "fine.fio", "[a]\nrw=read\nsize=8m\n")
+    plan = _plan(tmp_path, "dev.fio", "rbd.fio", "defrag.fio", "fine.fio")
+    # relative to the plan, stored absolute
+    assert plan.suite[0].options["job_files"][0] == str(tmp_path / "dev.fio")
+    pairs, notes = plan_pairs(plan, host="elsewhere")   # (another host: no availability check)
+    assert sorted((s.name, c.name) for s, _, c in pairs) == [
+        ("ext4", "defrag"), ("ext4", "fine"), ("xfs", "fine")]
+    assert len(notes) == 3, notes   # the file-wide refusals once, not once per filesystem
+    dev, rbd, defrag = notes
+    assert "dev.fio refused" in dev and "filename=/dev/sdb" in dev and "--target device" in dev
+    assert "rbd.fio refused" in rbd and "ioengine=rbd" in rbd
+    assert "defrag.fio refused on xfs" in defrag and "e4defrag" in defrag
+    assert all("\n" not in n for n in notes)
+
+
+@pytest.mark.e2e
+@needs_root()
+def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp_path):
+    write(tmp_path, "groups.fio", TWO_GROUPS.replace("size=16m", "size=8m").replace(
+        "group_reporting", "group_reporting\nwrite_bw_log=/logs/bw"))
+    write(tmp_path, "dev.fio", "[a]\nrw=read\nfilename=/dev/sdb\n")
+    plan = write(tmp_path, "plan.toml", '[run]\nprofile = "smoke"\niterations = 1\n'
+                 '[[filesystem]]\nname = "ext4"\n[[filesystem]]\nname = "xfs"\n'
+                 '[[suite]]\nkind = "fio"\njob_files = ["groups.fio", "dev.fio"]\n')
+    creates = write(tmp_path, "creates.fio", "[global]\nfilesize=4k\nnrfiles=100\n"
+                    "directory=/tmp/files\n[create]\nioengine=filecreate\nopenfiles=1\n"
+                    "[stat]\nstonewall\nioengine=filestat\n")
+    p = run_fslab("run", str(plan), "--job", str(creates), "--results", str(results),
+                  "--workdir", str(tmp_path / "work"), timeout=300)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out
+    assert out.count("dev.fio refused") == 1 and "--target device" in out
+    db = sqlite3.connect(results / "fslab.sqlite")
+    rows = db.execute("SELECT fs, \"case\", params, metric, value FROM records "
+                      "WHERE metric IN ('read_iops', 'write_iops')").fetchall()
+    done = {}
+    for fs, case, params, metric, value in rows:
+        key = (fs, case, json.loads(params)["job"])
+        done[key] = done.get(key, 0) + value
+    # group_reporting: one record set per group, named after its first job section
+    expected = {(fs, case, job) for fs in ("ext4", "xfs")
+                for case, job in (("groups", "seq-write"), ("groups", "seq-read"),
+                                  ("creates", "create"), ("creates", "stat"))}
+    assert set(done) == expected
+    assert all(v > 0 for v in done.values()), done
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
+    stored = db.execute("SELECT plan FROM runs").fetchone()[0]
+    assert str(tmp_path / "groups.fio") in stored and str(creates) in stored
+    ran = next(results.rglob("fio-groups-*/iter-001/job.fio")).read_text()
+    assert "directory=srv/data" in ran and "capped by profile smoke" in ran
+    assert next(results.rglob("fio-groups-*/iter-001/given-groups.fio")).read_text().startswith(
+        "; two stonewall groups")
+    # the job's own logs, written inside the filesystem, kept with the unit
+    assert list(results.rglob("fio-groups-*/iter-001/logs/logs/bw_bw.*.log"))
+    assert not leftovers(str(tmp_path))
+
+
+def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
+    from fslab.commands.run import _build_plan
+    f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=1g\n")
+
+    def build(profile=None, plan_file=None, image_size=None):
+        return _build_plan(plan_file, "ext4", None, profile, None, None, [], None, None,
+                           job=[f] if plan_file is None else [], image_size=image_size)
+
+    as_written = build()
+    (suite,) = as_written.suite   # --job alone: only the job file, not the built-in workloads
+    assert suite.options["scale"] is False and suite.options["job_files"] == [str(f)]
+    assert build(profile="smoke").suite[0].options["scale"] is True
+    sized = build(image_size="3G")
+    (case,) = plan_pairs(sized, host="elsewhere")[0]
+    assert case[2].image_bytes == 3 << 30
+    (case,) = plan_pairs(as_written, host="elsewhere")[0]
+    assert case[2].image_bytes >= 1 << 30 and "size=1g" in case[2].config.text
+    # the stored plan text names the file by absolute path and keeps the decision
+    replay = plans.parse(build(profile="smoke").source_text)
+    assert replay.suite[0].options == {"job_files": [str(f)], "scale": True}
+    # in a plan file, a [run] profile is an explicit choice
+    plan = write(tmp_path, "p.toml", '[run]\nprofile = "smoke"\n[[filesystem]]\nname = "xfs"\n'
+                 '[[suite]]\nkind = "fio"\njob_files = ["a.fio"]\n')
+    assert build(plan_file=plan).suite[0].options["scale"] is True
+
+
+def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
+    from fslab.commands.run import _build_plan
+    f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=8m\ndirectory=/dev/shm/x\n[b]\nrw=write\nsize=8m\n")
+    p = _build_plan(None, "ext4", None, None, None, None, ["ioengine=libaio"], None, None,
+                    job=[f])
+    (pair,) = plan_pairs(p, host="elsewhere")[0]
+    text = pair[2].config.text
+    assert text.count("ioengine=libaio") == 2
+    assert "directory=dev/shm/x" in text and pair[2].config.refusal is None   # not a device
+
+
+def test_log_files_stay_inside_the_filesystem(tmp_path):
+    job = jobfile.load(write(tmp_path, "logs.fio", "[a]\nrw=read\nsize=8m\nwrite_bw_log=/tmp/bw\n"
+                                                   "write_lat_log\n"))
+    assert "write_bw_log=tmp/bw" in job.as_run()
+    assert job.log_prefixes() == {"tmp/bw", "a"}
+    assert job.directories() == {".", "tmp"}
