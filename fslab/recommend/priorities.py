@@ -1,7 +1,8 @@
 """What matters to the user: weighted criteria, built in or from a TOML file.
 
 A criterion is either measured (records chosen by suite / case / metric globs; only
-metrics with a better direction count) or a feature (a row of the feature matrix).
+metrics with a better direction count; only measured criteria score) or a feature (a
+row of the feature matrix: a stated capability, shown with its weight, never scored).
 
     # my-priorities.toml
     name = "database host"
