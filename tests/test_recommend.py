@@ -244,7 +244,7 @@ def test_recommend_json_shape(store):
     assert list(server)[:4] == ["priorities", "first", "ranking", "not_measured"]
     assert server["priorities"] == "file-server" and server["first"] is None
     assert {r["level"] for r in server["ranking"]} == set(SPEED)
-    assert all(r["score"] is None for r in server["ranking"])
+    assert all(r["score"] is None and r["rank"] is None for r in server["ranking"])
     assert [n["criterion"] for n in server["not_measured"]] == ["file-server tasks", "capacity",
                                                                 "small files"]
     # the same writer in-process, for a profile the fio run does answer

@@ -73,7 +73,7 @@ class Criterion(BaseModel):
         """'run `--suite X` to answer it', for a criterion this run did not measure."""
         suite = self.suite_to_run()
         if suite:
-            case = "" if self.case == "*" else f" (case {self.case})"
+            case = "" if any(ch in self.case for ch in "*?[") else f" (case {self.case})"
             return f"run `--suite {suite}`{case} to answer it"
         return f"run a suite that records {'/'.join(self.metric)} to answer it"
 

@@ -48,9 +48,8 @@ class CriterionResult:
         """'not measured: run `--suite X` to answer it', when the run left this open."""
         if self.status == NOT_MEASURED and self.suite_ran:
             c = self.criterion
-            return (f"not measured: this run's {c.suite} records have no {'/'.join(c.metric)} "
-                    f"(an older fslab, or the cases it needs were not run); "
-                    f"{c.how_to_measure()}")
+            return (f"not measured: this run's {c.suite} records have no {'/'.join(c.metric)}; "
+                    f"{c.how_to_measure().replace(' to answer', ' again to answer')}")
         if self.status == NOT_MEASURED:
             return f"not measured: {self.criterion.how_to_measure()}"
         if self.status == ONE_LEVEL:
@@ -115,7 +114,8 @@ class Recommendation:
         then the capabilities and every criterion with its evidence."""
         measured, total = self.weights()
         return {"priorities": self.priorities.name, "first": self.first,
-                "ranking": [{**r.__dict__, "score": None if math.isnan(r.score) else r.score}
+                "ranking": [{**r.__dict__, "score": r.score} if not math.isnan(r.score) else
+                            {**r.__dict__, "rank": None, "score": None, "tied_with": []}
                             for r in self.ranking],
                 "not_measured": [{"criterion": c.criterion.label, "weight": c.criterion.weight,
                                   "suite": c.criterion.suite_to_run(), "message": c.not_measured}

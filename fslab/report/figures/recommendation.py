@@ -32,6 +32,7 @@ def sections(ctx: FigureContext) -> list[Section]:
             + "".join(f"<details><summary>{escape(r.priorities.name)}: scores and evidence</summary>"
                       f"{html(r)}</details>" for r in recs))
     return [Section("Recommendation", body,
-                    "Generated from this run's verdicts and feature probes; "
+                    "Scored from this run's measured verdicts only; features (documented or probed) "
+                    "are shown as capabilities, never scored; "
                     "`fslab recommend RUN --priorities NAME|file.toml` for one profile or your own weights.")]
 
