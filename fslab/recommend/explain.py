@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from fslab.analysis.pairwise import format_p
-from fslab.recommend.score import COUNTED, CriterionResult, Recommendation
+from fslab.recommend.score import COUNTED, ONE_LEVEL, CriterionResult, Recommendation
 
 
 def paragraph(rec: Recommendation) -> str:
@@ -15,6 +15,9 @@ def paragraph(rec: Recommendation) -> str:
 def _head(rec: Recommendation) -> str:
     name = rec.priorities.name
     first = rec.first
+    if first is None and any(c.status == ONE_LEVEL for c in rec.criteria):
+        return (f"No winner for {name} priorities: what run {rec.run_id} measured for them "
+                f"has records of one filesystem only, so nothing was compared.")
     if first is None:
         return (f"No winner for {name} priorities: nothing run {rec.run_id} measured bears on "
                 f"them, and documented or probed features alone do not decide a ranking.")

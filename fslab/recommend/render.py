@@ -21,6 +21,8 @@ from fslab.recommend.score import CAPABILITY, COUNTED, MEASURED, CriterionResult
 def first_text(rec: Recommendation) -> str:
     """'btrfs = zfs (100/100)', or why there is no one first."""
     first = rec.first
+    if first is None and len(rec.levels) < 2:
+        return "no winner: one filesystem only"
     if first is None:
         return "no winner: nothing measured in this run bears on it"
     if len(first) > 1 and len(first) == sum(not math.isnan(r.score) for r in rec.ranking):
