@@ -37,11 +37,15 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     run_id = store.run(run_id)["run_id"]
     reusable = (known is not None and known.factor == FS_FACTOR
                 and known.levels == sorted(known.levels) and set(known.data["run_id"].unique()) == {run_id})
-    records = known.data[list(RECORD_COLUMNS)] if reusable else store.records(run_id)
+    if not reusable:
+        # the report's own loading: whatever it leaves out of verdicts, this leaves out too
+        from fslab.report.load import load
+        known = load(store, [run_id], regression=False).analysis
+    records = known.data[list(RECORD_COLUMNS)]
     if records.empty:
         raise FslabError(f"run {run_id} has no records")
     derived = derived_sums(records)
-    if reusable and derived.empty:
+    if derived.empty:
         analysis = known
     else:
         records = pd.concat([records, derived], ignore_index=True)
