@@ -19,11 +19,17 @@ def recommend(
     priorities: str = typer.Option("resource-constrained", "--priorities", "-p", help=(
         "resource-constrained | random-io | sequential-throughput | file-server | data-integrity | "
         "small-files, or a TOML file of weighted criteria (see docs/recommend.md).")),
-    json: bool = typer.Option(False, "--json", help="Print the recommendation and all its evidence as JSON."),
+    json: bool = typer.Option(False, "--json", help=(
+        "Print JSON: priorities, first (null when nothing measured decides), ranking, "
+        "not_measured, capabilities and every criterion's evidence (see README).")),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
     results: Optional[Path] = ResultsOpt,
 ) -> None:
-    """Rank the run's filesystems for your priorities; every point cites its verdict or feature."""
+    """Rank the run's filesystems for your priorities from what the run measured.
+
+    Features (documented or probed) are shown as capabilities with their weight, never
+    scored; criteria the run did not measure are listed with the suite that answers them.
+    Every point cites its verdict or feature."""
     from fslab.recommend import recommend_run
     from fslab.recommend.render import markdown as md, print_rich
     from fslab.store import open_store

@@ -1,9 +1,10 @@
 """The evidence a recommendation stands on: the run's verdicts and its feature matrix.
 
 Statistics come from fslab.analysis (pairwise tests, Holm, Cliff's delta); nothing
-here tests anything itself. One derived per-iteration metric is added before the
-analysis, S0's "operations per CPU percent", because CPU cost per operation is what
-resource-constrained users ask about and no suite records it directly.
+here tests anything itself. CPU cost per operation is the run's `ops_per_cpu_second`
+records (system-wide CPU, daemons included); the only values added are sums of parts
+of one measure (fslab.recommend.measures.derived_sums: a task's time until the data
+is on disk).
 """
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ import pandas as pd
 
 from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.features import matrix as fm
+from fslab.recommend.measures import derived_sums
 from fslab.records import RECORD_COLUMNS
-
-OPS_PER_CPU = "iops_per_cpu_percent"
-_UNIT_KEYS = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
 
 
 @dataclass
@@ -28,29 +27,8 @@ class Evidence:
     records: pd.DataFrame
 
 
-def ops_per_cpu(records: pd.DataFrame) -> pd.DataFrame:
-    """Per fio unit: (read_iops + write_iops) / cpu_busy_system_wide, as records."""
-    fio = records[records["suite"] == "fio"]
-    if fio.empty:
-        return records.iloc[0:0]
-    wide = fio.pivot_table(index=_UNIT_KEYS, columns="metric", values="value", aggfunc="first")
-    if "cpu_busy_system_wide" not in wide:
-        return records.iloc[0:0]
-    iops = sum(wide[c].fillna(0) for c in ("read_iops", "write_iops") if c in wide)
-    if isinstance(iops, int):
-        return records.iloc[0:0]
-    cpu = wide["cpu_busy_system_wide"]
-    value = (iops / cpu).where(cpu > 0).dropna()
-    art = fio[fio["metric"] == "cpu_busy_system_wide"].set_index(_UNIT_KEYS)["artifact"]
-    out = value.rename("value").reset_index()
-    out["metric"], out["unit"], out["better"] = OPS_PER_CPU, "ops/s/%", "higher"
-    out["artifact"] = [art.get(tuple(r[k] for k in _UNIT_KEYS)) for r in out.to_dict("records")]
-    out["ts"] = float("nan")
-    return out[records.columns]
-
-
 def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
-    """Records of the run (+ derived), their analysis, and the feature matrix for its filesystems.
+    """Records of the run, their analysis, and the feature matrix for its filesystems.
 
     `known`: an analysis already made of exactly this run's records (the report's); reused
     when it is what gather would compute (nothing derived, fs+variant levels in default order).
@@ -59,11 +37,15 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     run_id = store.run(run_id)["run_id"]
     reusable = (known is not None and known.factor == FS_FACTOR
                 and known.levels == sorted(known.levels) and set(known.data["run_id"].unique()) == {run_id})
-    records = known.data[list(RECORD_COLUMNS)] if reusable else store.records(run_id)
+    if not reusable:
+        # the report's own loading: whatever it leaves out of verdicts, this leaves out too
+        from fslab.report.load import load
+        known = load(store, [run_id], regression=False).analysis
+    records = known.data[list(RECORD_COLUMNS)]
     if records.empty:
         raise FslabError(f"run {run_id} has no records")
-    derived = ops_per_cpu(records)
-    if reusable and derived.empty:
+    derived = derived_sums(records)
+    if derived.empty:
         analysis = known
     else:
         records = pd.concat([records, derived], ignore_index=True)

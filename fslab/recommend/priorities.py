@@ -1,7 +1,8 @@
 """What matters to the user: weighted criteria, built in or from a TOML file.
 
 A criterion is either measured (records chosen by suite / case / metric globs; only
-metrics with a better direction count) or a feature (a row of the feature matrix).
+metrics with a better direction count; only measured criteria score) or a feature (a
+row of the feature matrix: a stated capability, shown with its weight, never scored).
 
     # my-priorities.toml
     name = "database host"
@@ -63,6 +64,19 @@ class Criterion(BaseModel):
             return f"feature {self.feature}"
         return f"suite {self.suite}, case {self.case}, metric {'/'.join(self.metric)}"
 
+    def suite_to_run(self) -> str | None:
+        """The suite whose run would answer this criterion (None: the criterion names none)."""
+        suite = "features" if self.feature else self.suite
+        return None if any(ch in suite for ch in "*?[") else suite
+
+    def how_to_measure(self) -> str:
+        """'run `--suite X` to answer it', for a criterion this run did not measure."""
+        suite = self.suite_to_run()
+        if suite:
+            case = "" if any(ch in self.case for ch in "*?[") else f" (case {self.case})"
+            return f"run `--suite {suite}`{case} to answer it"
+        return f"run a suite that records {'/'.join(self.metric)} to answer it"
+
 
 class Priorities(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -79,20 +93,15 @@ def _f(label, weight, feature, why=""):
     return Criterion(label=label, weight=weight, feature=feature, why=why)
 
 
-_CPU = ["iops_per_cpu_percent"]
+# CPU only per operation and system-wide (fslab.recommend.measures explains why)
+_CPU = ["ops_per_cpu_second"]
 BUILTIN: dict[str, Priorities] = {p.name: p for p in (
     Priorities(name="resource-constrained",
-               description="small machines (S0's onboard computers): CPU cost per operation, "
-                           "memory and space overhead weigh most",
+               description="small machines (S0's onboard computers): CPU cost per operation "
+                           "and space overhead weigh most",
                criterion=[
                    _m("CPU cost per operation", 4, _CPU, "fio",
-                      why="operations per CPU percent, system-wide (includes daemons like zfs-fuse)"),
-                   _m("CPU time of the benchmark process", 1, ["fio_rusage_cpu", "usr_cpu", "sys_cpu"],
-                      "fio", why="fio's own CPU; misses work done in a filesystem daemon (zfs-fuse), "
-                                 "which the system-wide criterion above counts"),
-                   _m("CPU of file-server tasks", 2, ["cpu_percent", "cpu_busy_system_wide"], "tasks"),
-                   _m("memory", 3, ["*max_rss*", "major_faults", "minor_faults"],
-                      why="peak resident memory and page faults"),
+                      why="operations per CPU-second, system-wide (includes daemons like zfs-fuse)"),
                    _m("space overhead", 3, ["space_overhead*", "space_consumed", "capacity_*",
                                             "available_bytes"], "capacity",
                       why="space lost to the filesystem"),
@@ -115,7 +124,8 @@ BUILTIN: dict[str, Priorities] = {p.name: p for p in (
     Priorities(name="file-server", description="a small-business file server (S3): copy, "
                "remove, list and find on a tree of files, and how much of the disk is usable",
                criterion=[
-                   _m("file-server tasks", 4, ["*"], "tasks", why="S3's 11 tasks: elapsed, CPU, faults"),
+                   _m("file-server tasks", 4, ["elapsed", "writeback", "elapsed_with_writeback", "*_faults"],
+                      "tasks", why="S3's 11 tasks: time until the data is on disk, page faults"),
                    _m("capacity", 3, ["*"], "capacity", why="usable share of the partition"),
                    _m("small files", 2, ["*"], "smallfiles"),
                    _f("snapshots", 1, "snapshots", why="cheap restore points for user data"),
@@ -135,7 +145,9 @@ BUILTIN: dict[str, Priorities] = {p.name: p for p in (
     Priorities(name="small-files", description="many small files: metadata speed and space per file",
                criterion=[
                    _m("small-file workload", 4, ["*"], "smallfiles"),
-                   _m("tree copy / list / find", 2, ["*"], "tasks", "*tree*"),
+                   # S3's tasks 06-10: copy, recopy, remove, list (ls -R) and find on the tree
+                   _m("tree copy / list / find", 2, ["elapsed", "writeback", "elapsed_with_writeback"],
+                      "tasks", "[01][06-9]-*"),
                    _f("inline small files", 1, "inline_small_files", why="no data block per tiny file"),
                    _m("random IOPS", 1, ["read_iops", "write_iops"], "fio", "rand*"),
                ]),

@@ -1,44 +1,69 @@
 """Score filesystems against weighted criteria, every point tied to its evidence.
 
-Measured criterion: each significant pairwise verdict (Holm-corrected, from
-fslab.analysis) gives its winner +1 and its loser -1; a filesystem's criterion
-score is 0.5 + (wins - losses) / (2 x comparisons it took part in), so 0.5 means
-"no significant difference from anyone" and non-significant differences are ties.
-Feature criterion: 1 if the feature works (probe), 0 if it failed or is absent,
-the documented claim (yes 1, partial 0.5, no 0) when no probe could tell.
-Total: the weighted mean over the criteria with evidence, scaled to 0-100.
+Only measured criteria score. Each (job, measure, pair of filesystems) is one vote
+(fslab.recommend.measures: IOPS and bandwidth of a job are one measure): its winner
+gets +1 and its loser -1 when the Holm-corrected pairwise test (fslab.analysis) is
+significant, otherwise it is a tie. A filesystem's criterion score is
+0.5 + (wins - losses) / (2 x votes it took part in), so 0.5 means "no significant
+difference from anyone". Total: the weighted mean over the measured criteria, 0-100.
+
+Feature criteria (documented claims, or probes of them) are stated capabilities: shown
+next to the measured criteria with their weight, never added to a score, so a ranking
+never rests on documentation. A profile none of whose measured criteria has evidence
+in the run has no winner (`first` is None).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from fnmatch import fnmatchcase
 
 from fslab.analysis import is_detail
 from fslab.features.matrix import Cell
 from fslab.recommend.evidence import Evidence
+from fslab.recommend.measures import SUMS, measure_of, scored
 from fslab.recommend.priorities import Criterion, Priorities
 
 TIE = 0.5      # points on the 0-100 scale below which two totals are the same rank
+MEASURED, NOT_MEASURED, ONE_LEVEL, CAPABILITY = "measured", "not measured", "one level", "capability"
+COUNTED = "counted before"    # its quantities all scored under an earlier criterion of the profile
 
 
 @dataclass
 class CriterionResult:
     criterion: Criterion
-    status: str                          # evidence | absent | one level
-    scores: dict[str, float] = field(default_factory=dict)
-    points: list[dict] = field(default_factory=list)     # significant verdicts / feature cells
-    ties: int = 0                        # comparisons without a significant difference
+    status: str                          # measured | not measured | one level | capability | counted before
+    scores: dict[str, float] = field(default_factory=dict)   # measured criteria only
+    points: list[dict] = field(default_factory=list)     # significant votes / capability cells
+    ties: int = 0                        # votes without a significant difference
     strongest_tie: dict | None = None    # the largest effect that did not reach significance
-    groups: int = 0                      # measured quantities that matched
+    groups: int = 0                      # (job, measure) quantities counted here
+    counted_before: int = 0              # quantities already counted under an earlier criterion
     missing: list[str] = field(default_factory=list)     # levels without evidence here
+    suite_ran: bool = False              # not measured although its suite ran (no such metric)
+
+    @property
+    def not_measured(self) -> str | None:
+        """'not measured: run `--suite X` to answer it', when the run left this open."""
+        if self.status == NOT_MEASURED and self.suite_ran:
+            c = self.criterion
+            return (f"not measured: this run's {c.suite} records have no {'/'.join(c.metric)}; "
+                    f"{c.how_to_measure().replace(' to answer', ' again to answer')}")
+        if self.status == NOT_MEASURED:
+            return f"not measured: {self.criterion.how_to_measure()}"
+        if self.status == ONE_LEVEL:
+            return "only one filesystem measured: nothing to compare"
+        return None
 
     def as_dict(self) -> dict:
         return {"label": self.criterion.label, "weight": self.criterion.weight,
                 "kind": self.criterion.kind, "where": self.criterion.where(), "why": self.criterion.why,
-                "status": self.status, "scores": self.scores, "points": self.points,
+                "status": self.status, "scored": self.status == MEASURED,
+                "scores": self.scores, "points": self.points,
                 "ties": self.ties, "strongest_tie": self.strongest_tie, "groups": self.groups,
-                "missing": self.missing}
+                "counted_before": self.counted_before, "missing": self.missing,
+                "not_measured": self.not_measured}
 
 
 @dataclass
@@ -59,20 +84,60 @@ class Recommendation:
     features_run: str | None
     paragraph: str = ""
 
+    @property
+    def measured(self) -> list[CriterionResult]:
+        return [c for c in self.criteria if c.status == MEASURED]
+
+    @property
+    def capabilities(self) -> list[CriterionResult]:
+        return [c for c in self.criteria if c.criterion.kind == "feature"]
+
+    @property
+    def unmeasured(self) -> list[CriterionResult]:
+        return [c for c in self.criteria if c.status in (NOT_MEASURED, ONE_LEVEL)]
+
+    @property
+    def first(self) -> list[str] | None:
+        """The filesystems sharing first place; None when nothing measured decides."""
+        ranked = [r for r in self.ranking if not math.isnan(r.score)]
+        if not self.measured or not ranked:
+            return None
+        return [ranked[0].level, *ranked[0].tied_with]
+
+    def weights(self) -> tuple[float, float]:
+        """(weight of the criteria measured here, weight of the whole profile)."""
+        return (sum(c.criterion.weight for c in self.measured),
+                sum(c.criterion.weight for c in self.criteria))
+
     def as_dict(self) -> dict:
-        return {"run_id": self.run_id, "priorities": self.priorities.model_dump(),
+        """The `recommend --json` shape (README): priorities, first, ranking, not_measured,
+        then the capabilities and every criterion with its evidence."""
+        measured, total = self.weights()
+        return {"priorities": self.priorities.name, "first": self.first,
+                "ranking": [{**r.__dict__, "score": r.score} if not math.isnan(r.score) else
+                            {**r.__dict__, "rank": None, "score": None, "tied_with": []}
+                            for r in self.ranking],
+                "not_measured": [{"criterion": c.criterion.label, "weight": c.criterion.weight,
+                                  "suite": c.criterion.suite_to_run(), "message": c.not_measured}
+                                 for c in self.unmeasured],
+                "capabilities": [{"criterion": c.criterion.label, "feature": c.criterion.feature,
+                                  "weight": c.criterion.weight, "scored": False, "levels": c.points}
+                                 for c in self.capabilities],
+                "measured_weight": measured, "profile_weight": total,
+                "run_id": self.run_id, "profile": self.priorities.model_dump(),
                 "levels": self.levels, "features_run": self.features_run,
-                "ranking": [r.__dict__ for r in self.ranking],
                 "criteria": [c.as_dict() for c in self.criteria], "paragraph": self.paragraph}
 
 
 def recommend(ev: Evidence, pri: Priorities) -> Recommendation:
     levels = list(ev.analysis.levels)
-    results = [_measured(ev, c, levels) if c.kind == "measured" else _feature(ev, c, levels)
+    counted: set[tuple] = set()      # (job, measure) quantities scored by an earlier criterion
+    results = [_measured(ev, c, levels, counted) if c.kind == "measured" else _feature(ev, c, levels)
                for c in pri.criterion]
     totals = {}
     for lv in levels:
-        used = [(r.criterion.weight, r.scores[lv]) for r in results if lv in r.scores]
+        used = [(r.criterion.weight, r.scores[lv]) for r in results
+                if r.status == MEASURED and lv in r.scores]
         totals[lv] = 100 * sum(w * s for w, s in used) / sum(w for w, _ in used) if used else math.nan
     rec = Recommendation(ev.run_id, pri, levels, results, _rank(totals), ev.features_run)
     from fslab.recommend.explain import paragraph
@@ -92,62 +157,99 @@ def _rank(totals: dict[str, float]) -> list[Ranked]:
     return out
 
 
-def _measured(ev: Evidence, c: Criterion, levels: list[str]) -> CriterionResult:
+def _wanted(c: Criterion, suite: str, case: str, metric: str) -> bool:
+    """A scored metric this criterion asks for; tail statistics (p99, max) only when a
+    pattern names them (a bare '*' means the headline metrics)."""
+    if not (c.matches(suite, case, metric) and scored(metric)):
+        return False
+    return not is_detail(metric) or any(fnmatchcase(metric, m) and is_detail(m) for m in c.metric)
+
+
+def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]) -> CriterionResult:
     a = ev.analysis
     s = a.summary
-    hit = s[[c.matches(su, ca, me) and (not is_detail(me) or me in c.metric)
-             for su, ca, me in zip(s["suite"], s["case"], s["metric"])]]
+    hit = s[[_wanted(c, su, ca, me) for su, ca, me in zip(s["suite"], s["case"], s["metric"])]]
     hit = hit[hit["better"].isin(["higher", "lower"])]
-    res = CriterionResult(c, "evidence")
+    res = CriterionResult(c, MEASURED)
     if hit.empty:
-        res.status = "absent"
+        res.status = NOT_MEASURED
         res.missing = list(levels)
+        res.suite_ran = any(fnmatchcase(su, c.suite) and fnmatchcase(ca, c.case)
+                            for su, ca in zip(s["suite"], s["case"]))
         return res
-    groups = hit.groupby([k for k in a.keys if k != "unit"], sort=True, dropna=False)
-    res.groups = groups.ngroups
     present = set(hit["level"])
     res.missing = [lv for lv in levels if lv not in present]
     if len(present) < 2:
-        res.status = "one level"
+        res.status = ONE_LEVEL
         return res
+    keys = [k for k in a.keys if k in hit.columns]
+    groups = set(hit[keys].itertuples(index=False, name=None))
     p = a.pairs
-    rows = p[[c.matches(su, ca, me) for su, ca, me in zip(p["suite"], p["case"], p["metric"])]]
-    rows = rows[rows["metric"].isin(set(hit["metric"]))]
+    rows = p[p["metric"].isin(set(hit["metric"]))]
+    rows = rows[[g in groups for g in rows[keys].itertuples(index=False, name=None)]]
+    votes: dict[tuple, list[dict]] = {}
+    for r in rows.to_dict("records"):
+        quantity = _quantity(r)
+        votes.setdefault((quantity, r["baseline"], r["other"]), []).append(r)
+    quantities = {q for q, _, _ in votes}
+    res.counted_before = len(quantities & counted)
+    res.groups = len(quantities - counted)
     wins = {lv: 0 for lv in present}
     comps = {lv: 0 for lv in present}
-    for r in rows.to_dict("records"):
-        comps[r["baseline"]] += 1
-        comps[r["other"]] += 1
-        if r["significant"] and r["winner"]:
-            loser = r["other"] if r["winner"] == r["baseline"] else r["baseline"]
-            wins[r["winner"]] += 1
+    for (quantity, baseline, other), rows_of_measure in votes.items():
+        if quantity in counted:
+            continue
+        # a sum speaks for its parts (the points still name them all)
+        same = [r for r in rows_of_measure if r["metric"] in SUMS] or rows_of_measure
+        comps[baseline] += 1
+        comps[other] += 1
+        significant = [r for r in same if r["significant"] and r["winner"]]
+        winners = {r["winner"] for r in significant}
+        if len(winners) == 1:
+            best = max(significant, key=lambda r: (abs(r["delta"]), -r["p_holm"]))
+            winner = best["winner"]
+            loser = other if winner == baseline else baseline
+            wins[winner] += 1
             wins[loser] -= 1
-            res.points.append(_point(r, loser, ev.run_id))
-        else:
+            res.points.append(_point(best, loser, ev.run_id, rows_of_measure))
+        else:     # no significant difference, or the metrics of one measure disagree
             res.ties += 1
-            if not math.isnan(r["delta"]) and (res.strongest_tie is None or
-                                               abs(r["delta"]) > abs(res.strongest_tie["delta"])):
-                res.strongest_tie = _point(r, None, ev.run_id)
+            for r in same:
+                if not math.isnan(r["delta"]) and (res.strongest_tie is None or
+                                                   abs(r["delta"]) > abs(res.strongest_tie["delta"])):
+                    res.strongest_tie = _point(r, None, ev.run_id, rows_of_measure)
+    counted |= quantities
+    if not any(comps.values()):       # every quantity was already counted by an earlier criterion
+        res.status = COUNTED
+        return res
     res.scores = {lv: 0.5 + wins[lv] / (2 * comps[lv]) for lv in present if comps[lv]}
     return res
 
 
-def _point(r: dict, loser: str | None, run_id: str) -> dict:
-    """One pairwise verdict, stated from the winner's side, with where its records are."""
+def _quantity(r: dict) -> tuple:
+    """One job's one measure: the unit of a vote."""
+    return (r.get("run_id"), r.get("host"), r["suite"], r["case"], r["params"], measure_of(r["metric"]))
+
+
+def _point(r: dict, loser: str | None, run_id: str, same: list[dict]) -> dict:
+    """One vote, stated from the winner's side, with where its records are."""
     winner = r.get("winner") or (r["other"] if _ahead(r, r["other"]) else r["baseline"])
     loser = loser or (r["baseline"] if winner == r["other"] else r["other"])
     med_w = r["median_other"] if winner == r["other"] else r["median_baseline"]
     med_l = r["median_baseline"] if winner == r["other"] else r["median_other"]
     ratio = med_w / med_l if med_l else math.nan
+    metrics = sorted({x["metric"] for x in same})
     return {"winner": winner, "loser": loser, "suite": r["suite"], "case": r["case"],
-            "params": r["params"], "metric": r["metric"], "unit": r["unit"], "better": r["better"],
+            "params": r["params"], "metric": r["metric"], "measure": measure_of(r["metric"]),
+            "unit": r["unit"], "better": r["better"],
             "median_winner": med_w, "median_loser": med_l, "ratio": ratio,
             # |Cliff's delta|: the direction is already in winner/loser
             "p_holm": r["p_holm"], "delta": abs(r["delta"]), "magnitude": r["magnitude"],
             "test": r["test"], "n": int(min(r["n_baseline"], r["n_other"])),
             "significant": bool(r["significant"]), "note": r.get("note", ""),
             "records": {"run_id": run_id, "suite": r["suite"], "case": r["case"],
-                        "params": r["params"], "metric": r["metric"], "levels": [winner, loser]}}
+                        "params": r["params"], "metric": r["metric"], "metrics": metrics,
+                        "levels": [winner, loser]}}
 
 
 def _ahead(r: dict, level: str) -> bool:
@@ -157,23 +259,22 @@ def _ahead(r: dict, level: str) -> bool:
 
 
 def _feature(ev: Evidence, c: Criterion, levels: list[str]) -> CriterionResult:
-    res = CriterionResult(c, "evidence")
+    """A stated capability per filesystem: shown with its weight and basis, never scored."""
+    res = CriterionResult(c, CAPABILITY)
     for lv in levels:
         cell = ev.matrix.cell(lv, c.feature)
         value, basis = feature_value(cell)
         if value is None:
             res.missing.append(lv)
             continue
-        res.scores[lv] = value
         p = cell.probe
         res.points.append({"level": lv, "feature": c.feature, "value": value, "basis": basis,
+                           "probed": p is not None and cell.works is not None,
                            "status": cell.status, "claim": cell.claim.as_dict(),
                            "detail": p.detail if p else cell.claim.note,
                            "records": ({"run_id": p.run_id, "suite": "features", "case": c.feature,
                                         "metric": "verified", "artifacts": p.artifacts}
                                        if p else None)})
-    if not res.scores:
-        res.status = "absent"
     return res
 
 

@@ -11,7 +11,7 @@ PLACE = "lead"
 def sections(ctx: FigureContext) -> list[Section]:
     from fslab.recommend import BUILTIN, recommend
     from fslab.recommend.evidence import gather
-    from fslab.recommend.render import html
+    from fslab.recommend.render import first_text, html
     from fslab.store import Store
     if ctx.results_root is None or ctx.data.empty or "run_id" not in ctx.data:
         return []
@@ -26,16 +26,13 @@ def sections(ctx: FigureContext) -> list[Section]:
     finally:
         store.close()
     overview = "".join(
-        f"<tr><td>{escape(r.priorities.name)}</td><td>{escape(_first(r))}</td>"
+        f"<tr><td>{escape(r.priorities.name)}</td><td>{escape(first_text(r))}</td>"
         f"<td>{escape(r.paragraph)}</td></tr>" for r in recs)
     body = (f"<table><tr><th>priorities</th><th>first</th><th>why</th></tr>{overview}</table>"
             + "".join(f"<details><summary>{escape(r.priorities.name)}: scores and evidence</summary>"
                       f"{html(r)}</details>" for r in recs))
     return [Section("Recommendation", body,
-                    "Generated from this run's verdicts and feature probes; "
+                    "Scored from this run's measured verdicts only; features (documented or probed) "
+                    "are shown as capabilities, never scored; "
                     "`fslab recommend RUN --priorities NAME|file.toml` for one profile or your own weights.")]
 
-
-def _first(rec) -> str:
-    top = rec.ranking[0]
-    return " = ".join([top.level, *top.tied_with]) + f" ({top.score:.0f}/100)"

@@ -1,0 +1,73 @@
+"""What a recommendation may score, and which metrics are one measure counted once.
+
+Several metrics of one job restate the same measurement: fio's bandwidth is its IOPS
+times the block size, and in one job reads and writes follow the job's mix; `lat` is
+`clat` plus a submission time of nanoseconds; space consumed, overhead and its share
+differ by the (equal) logical size; a task's elapsed time and the sync after it are the
+two parts of its time until the data is on disk. Counting each of them as a separate verdict would
+let one job vote several times, so a recommendation groups a job's metrics by the
+measure they state and gives each (job, measure, pair of filesystems) one vote.
+
+CPU is scored only as operations per CPU-second (system-wide, so work a filesystem
+daemon does on its behalf is included): a CPU share or CPU time of a fixed-time job
+penalises the filesystem that did more work in that time, and a benchmark process's
+own CPU misses the daemon's.
+Parts that add up are scored as their sum, measured per round (`derived_sums`): a
+filesystem that returns from `cp` early and pays at `sync` must not win one vote for
+each half.
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+# (pattern, measure): the first match names the measure; anything else is its own measure
+_SAME_MEASURE: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"^(read|write|trim)_(iops|bw)$"), "throughput"),
+    (re.compile(r"^(read|write|trim|sync)_c?lat_(.+)$"), r"\1 latency \2"),
+    (re.compile(r"^(space_consumed|statvfs_used|space_overhead|space_overhead_pct|"
+                r"space_saving_ratio|zpool_alloc)$"), "space used"),
+    (re.compile(r"^(capacity_initial|available_bytes|usable_bytes|usable_fraction)$"), "usable space"),
+    (re.compile(r"^reclaimed_(bytes|fraction)$"), "space reclaimed"),
+    (re.compile(r"^(total_time|write_throughput)$"), "time to write"),
+    (re.compile(r"^setup_(time|throughput)$"), "setup time"),
+    (re.compile(r"^(elapsed|writeback|elapsed_with_writeback)$"), "time to disk"),
+)
+# a derived metric -> the metrics it sums, per unit and case, when all were recorded
+SUMS = {"elapsed_with_writeback": ("elapsed", "writeback")}
+_UNIT = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
+
+CPU_MEASURE = "ops_per_cpu_second"
+
+
+def measure_of(metric: str) -> str:
+    """The measure a metric states ('read_iops' and 'write_bw' -> 'throughput')."""
+    for pattern, measure in _SAME_MEASURE:
+        if pattern.match(metric):
+            return pattern.sub(measure, metric)
+    return metric
+
+
+def scored(metric: str) -> bool:
+    """False for CPU metrics other than operations per CPU-second (see the module doc);
+    stores written before those got better=None still say 'lower' for them."""
+    return "cpu" not in metric or "per_cpu" in metric
+
+
+def derived_sums(records: pd.DataFrame) -> pd.DataFrame:
+    """The SUMS as records (same unit and case as their parts; first part's unit and artifact)."""
+    out = [records.iloc[0:0]]
+    for name, parts in SUMS.items():
+        rows = records[records["metric"].isin(parts)]
+        if rows.empty:
+            continue
+        wide = rows.pivot_table(index=_UNIT, columns="metric", values="value", aggfunc="first")
+        if not set(parts) <= set(wide.columns):
+            continue
+        total = wide[list(parts)].sum(axis=1, min_count=len(parts)).dropna()
+        first = rows[rows["metric"] == parts[0]].drop_duplicates(_UNIT).set_index(_UNIT)
+        derived = first.loc[total.index].copy()
+        derived["value"], derived["metric"] = total, name
+        out.append(derived.reset_index()[records.columns])
+    return pd.concat(out, ignore_index=True)
