@@ -19,7 +19,21 @@ def fslab_cmd() -> list[str]:
 
 
 def needs_root():
-    return pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create loop devices and mount")
+    """Mark a test that needs root (loop devices, mounts, daemons): it is an e2e test
+    (pytest_collection_modifyitems adds the e2e marker and the skip when not root)."""
+    return pytest.mark.needs_root
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tiers: anything that needs root, boots a guest or runs fio is `e2e`, so
+    `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network)."""
+    not_root = pytest.mark.skipif(os.geteuid() != 0,
+                                  reason="needs root to create loop devices and mount")
+    for item in items:
+        if item.get_closest_marker("needs_root"):
+            item.add_marker(not_root)
+        if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio")):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ FILES = sorted(p for p in CORPUS.glob("*") if p.suffix in (".json", ".txt")) if 
 UNREADABLE = {"13_ocs-ci_fio-3.7.json": "truncated", "35_fio-plot_none.txt": "engine libaio not loadable"}
 UNITS = {"ops/s", "B/s", "ns", "%", "code"}
 
-pytestmark = pytest.mark.skipif(not FILES, reason=f"fio corpus not found at {CORPUS} (set FSLAB_CORPUS)")
 
 
 def raw_doc(name: str) -> dict:

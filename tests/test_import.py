@@ -17,7 +17,6 @@ from fslab.store.db import Store
 
 from corpus_data import CORPUS, FACTORS, S2_SOURCES, s2_layout
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"fio corpus not found at {CORPUS} (set FSLAB_CORPUS)")
 
 
 @pytest.fixture()

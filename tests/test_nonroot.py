@@ -73,6 +73,7 @@ def test_without_root_run_says_what_is_needed(as_user, tmp_path):
     assert len(lines) == 1 and "root" in lines[0] and "--mountpoint" in lines[0]
 
 
+@pytest.mark.fio
 def test_mountpoint_works_without_root(as_user, tmp_path):
     d = tmp_path / "existing"
     d.mkdir()

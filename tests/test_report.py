@@ -23,7 +23,6 @@ from corpus_data import CORPUS, s2_layout
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 EVIL = '<script>alert("x")</script>&'
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"fio corpus not found at {CORPUS}")
 
 
 @pytest.fixture(scope="module")
