@@ -51,7 +51,10 @@ def tool_versions(fs_names: list[str] | None = None) -> dict[str, str]:
         out["fio"] = fio
     for name in fs_names or []:
         try:
-            out.update(filesystems.get(name).versions())
+            driver = filesystems.get(name)
+            out.update(driver.versions())
+            if driver.implementation_label() != name:   # e.g. "zfs-fuse 0.7.0 (FUSE daemon)"
+                out[f"{name} implementation"] = driver.implementation_label()
         except Exception as e:   # a broken tool must not stop the run's record
             out[name] = f"unknown ({e})"
     return out

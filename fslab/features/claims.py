@@ -196,11 +196,12 @@ UNKNOWN = Claim("unknown", "no claims recorded for this filesystem yet", "")
 
 
 def implementation_key(fs: str) -> str:
-    """Which table applies here: ZFS means zfs-fuse unless the zfs kernel module is loaded."""
-    if fs == "zfs":
-        from fslab.filesystems.zfs import kernel_zfs
-        return "zfs" if kernel_zfs() else "zfs-fuse"
-    return fs
+    """Which table applies here: the driver's implementation (ZFS: kernel OpenZFS or zfs-fuse)."""
+    from fslab import filesystems
+    try:
+        return filesystems.get(fs).implementation()
+    except FslabError:   # not a known driver: its own name
+        return fs
 
 
 def claims_for(fs: str, implementation: str | None = None) -> dict[str, Claim]:

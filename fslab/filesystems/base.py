@@ -80,6 +80,15 @@ class Driver(ABC):
                                 packages=self.packages)
         return Availability(True, how="host kernel")
 
+    def implementation(self) -> str:
+        """Which implementation of this filesystem runs here (keys the feature-claims table);
+        drivers with more than one (ZFS: kernel OpenZFS or zfs-fuse) override it."""
+        return self.name
+
+    def implementation_label(self) -> str:
+        """The implementation and its version, for environments and report headers."""
+        return self.implementation()
+
     def versions(self) -> dict[str, str]:
         out = {}
         if self.mkfs_tool:

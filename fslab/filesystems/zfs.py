@@ -143,7 +143,20 @@ class Zfs(Driver):
         return {"zfs-fuse": r.stdout.strip() or "unknown"}
 
     def implementation(self) -> str:
-        return "kernel" if kernel_zfs() else "zfs-fuse"
+        return "zfs" if kernel_zfs() else "zfs-fuse"
+
+    def implementation_label(self) -> str:
+        """'OpenZFS 2.3.2 kernel module' or 'zfs-fuse 0.7.0 (FUSE daemon)': a ZFS number
+        must never be read as the other implementation's."""
+        if kernel_zfs():
+            try:
+                version = Path("/sys/module/zfs/version").read_text().split("-")[0].strip()
+            except OSError:
+                version = "?"
+            return f"OpenZFS {version} kernel module"
+        r = run(["dpkg-query", "-W", "-f", "${Version}", "zfs-fuse"], check=False)
+        version = r.stdout.strip().split("-")[0] or "?"
+        return f"zfs-fuse {version} (FUSE daemon)"
 
     # lifecycle ---------------------------------------------------------------
     def mkfs(self, inst: Instance) -> None:
@@ -232,7 +245,8 @@ class Zfs(Driver):
                 "is ZFS without its read cache)")
 
     def effective_options(self, inst: Instance) -> dict:
-        info = {"implementation": self.implementation()}
+        info = {"implementation": self.implementation(),
+                "implementation_label": self.implementation_label()}
         r = run(["zfs", "get", "-H", "-o", "property,value,source", "all", inst.pool], check=False)
         props = {}
         for line in r.stdout.splitlines():
