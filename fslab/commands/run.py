@@ -165,6 +165,8 @@ def _after(store, run_id: str) -> None:
     except ImportError:
         return
     print_verdicts(store, [run_id], console)
+    from fslab.report.claims import claims_json, print_claims   # "The study said -> here"
+    print_claims(claims_json(store.run(run_id), store.records([run_id])), console)
 
 
 def _apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:

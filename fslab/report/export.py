@@ -33,8 +33,16 @@ def write_parquet(loaded: Loaded, path: Path) -> None:
 
 
 def write_json(loaded: Loaded, path: Path) -> None:
+    """The run, its records, and the lanes' keys ("claims": fslab/report/claims.py)."""
+    import json
+    from fslab.report.claims import claims_json
     path.parent.mkdir(parents=True, exist_ok=True)
-    loaded.records.to_json(path, orient="records", indent=1)
+    run = loaded.runs[0] if loaded.runs else None
+    doc = {"run": run["run_id"] if run else None,
+           "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
+           "records": json.loads(loaded.records.to_json(orient="records")),
+           "claims": claims_json(run, loaded.records)}
+    path.write_text(json.dumps(doc, indent=1))
 
 
 def markdown(loaded: Loaded) -> str:
@@ -47,6 +55,9 @@ def markdown(loaded: Loaded) -> str:
     lines += [f"> **{n}**\n" for n in report_notes(loaded.runs)]
     lines += ["## Verdicts", "", md_table(verdict_table(a)), ""]
     lines += [f"- {n}" for n in footnotes(a)]
+    from fslab.report.claims import claims_json, markdown as claims_markdown
+    lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,
+                                               loaded.records))]
     if not a.omnibus.empty:
         cols = [c for c in ("suite", "case", "metric", "kw_p", "anova_p", "shapiro_p", "levene_p",
                             "assumptions") if c in a.omnibus.columns]

@@ -8,6 +8,9 @@ repeat it (3 at paper scale). Records carry the task as their case
   05-remove-isos  06-copy-tree (from the other disk)  07-recopy-tree (within)
   09-ls-R (to a file on the test disk)  10-find (a wildcard)  08-remove-trees  11-umount
 
+ls -R and find walk one copy of the tree (the study's "operations into the file
+tree"), not both copies.
+
 The numbers are the study's. fslab lists and searches the trees before removing
 them (9 and 10 before 8): listing an empty disk would measure nothing.
 
@@ -101,8 +104,9 @@ class TasksSuite(Suite):
                 task("05-remove-isos", cmd(["rm", "-rf", mnt / "iso.img", mnt / "iso-copy.img"]))
                 task("06-copy-tree", cmd(["cp", "-a", src / "tree", mnt / "tree"]))
                 task("07-recopy-tree", cmd(["cp", "-a", mnt / "tree", mnt / "tree-copy"]))
-                task("09-ls-R", cmd(["ls", "-R", mnt], stdout=mnt / "listing.txt"))
-                task("10-find", cmd(["find", mnt, "-name", FIND_PATTERN], stdout=found))
+                # the study's "operations into the file tree": one copy of it
+                task("09-ls-R", cmd(["ls", "-R", mnt / "tree"], stdout=mnt / "listing.txt"))
+                task("10-find", cmd(["find", mnt / "tree", "-name", FIND_PATTERN], stdout=found))
                 task("08-remove-trees", cmd(["rm", "-rf", mnt / "tree", mnt / "tree-copy",
                                              mnt / "listing.txt"]))
                 task("11-umount", inst.unmount, writeback=False)
