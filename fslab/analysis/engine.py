@@ -16,6 +16,7 @@ import pandas as pd
 
 from fslab import forked
 from fslab.analysis.describe import describe, outlier_mask
+from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
 from fslab.analysis.pairwise import compare_levels, magnitude
@@ -41,6 +42,7 @@ class Analysis:
     pairs: pd.DataFrame             # one row per group x pair of levels
     leaders: pd.DataFrame           # one row per ranked group: best level vs runner-up
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tiers: pd.DataFrame = field(default_factory=pd.DataFrame)   # every level ranked (tiers.py)
     _wide: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def per_iteration(self) -> pd.DataFrame:
@@ -89,6 +91,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     pairs = pd.DataFrame(pair_rows)
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
                       leaders(summary, pairs, keys))
+    result.tiers = tiers(summary, pairs, keys)
     if regression:
         result.regression = regression_table()
     return result

@@ -1,9 +1,15 @@
 """Pairwise comparisons within one group, and the benchstat-style verdict.
 
-For each pair (baseline a, other b): Mann-Whitney U, or Wilcoxon signed-rank when both
-were measured in the same rounds (fslab runs every fs x case once per round, so the
-round pairs the values); Holm across all pairs of the group; Cliff's delta; the ratio of
-medians b/a with a seeded bootstrap 95% interval.
+For each pair (baseline a, other b): Mann-Whitney U, with its exact permutation p-value
+(ties kept as midranks, as benchstat does) whenever the permutations can be enumerated,
+the normal approximation only beyond that; Holm across all pairs of the group; Cliff's
+delta; the ratio of medians b/a with a seeded bootstrap 95% interval (paired by round
+when both levels ran in the same rounds).
+
+One test at every n, never a switch to the signed-rank test at some number of rounds:
+with k filesystems Holm multiplies the smallest p by k(k-1)/2, and the signed-rank
+test's smallest p (2/2^n) would make 8 rounds say less than 7 did. With one test,
+more rounds can only make a difference easier to show.
 """
 from __future__ import annotations
 
@@ -34,36 +40,53 @@ def magnitude(delta: float) -> str:
     return next((name for bound, name in MAGNITUDES if d < bound), "large")
 
 
-# The signed-rank test's smallest two-sided p is 2 / 2**n: with fewer than 8
-# rounds it cannot stay below 0.05 once Holm multiplies it by the number of pairs,
-# so short runs use Mann-Whitney (smallest p at 5+5 is 0.008). Decided by n
-# alone, before looking at any value.
-MIN_PAIRED_ROUNDS = 8
+# Exact permutation p-values up to this many arrangements (8+8 rounds: 12,870).
+MAX_EXACT_ARRANGEMENTS = 20_000
 
 
 def pair_by_round(a_iter: np.ndarray, b_iter: np.ndarray) -> bool:
-    """Paired when both levels have exactly one value in each of the same rounds,
-    and there are enough rounds for the paired test to be able to show anything."""
-    return (len(a_iter) >= MIN_PAIRED_ROUNDS and len(np.unique(a_iter)) == len(a_iter)
-            and len(np.unique(b_iter)) == len(b_iter)
+    """Both levels have exactly one value in each of the same rounds: the bootstrap of
+    their ratio resamples rounds (the test stays Mann-Whitney, see the module doc)."""
+    return (len(np.unique(a_iter)) == len(a_iter) and len(np.unique(b_iter)) == len(b_iter)
             and np.array_equal(np.sort(a_iter), np.sort(b_iter)))
 
 
-def smallest_p(n_a: int, n_b: int, paired: bool) -> float:
-    """The smallest two-sided p the test can give at these sizes (exact, no ties)."""
-    return min(1.0, 2 / 2 ** n_a) if paired else min(1.0, 2 / comb(n_a + n_b, n_a))
+def smallest_p(n_a: int, n_b: int, paired: bool = False) -> float:
+    """The smallest two-sided p Mann-Whitney can give at these sizes (exact, no ties)."""
+    return min(1.0, 2 / comb(n_a + n_b, n_a))
 
 
-def pair_p_value(a: np.ndarray, b: np.ndarray, paired: bool) -> float:
+_ARRANGEMENTS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _arrangements(n: int, k: int) -> np.ndarray:
+    """Every way to choose which k of n pooled positions belong to b (cached per size)."""
+    if (n, k) not in _ARRANGEMENTS:
+        _ARRANGEMENTS[(n, k)] = np.array(list(combinations(range(n), k)), dtype=np.int32)
+    return _ARRANGEMENTS[(n, k)]
+
+
+def exact_mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided permutation p of the rank-sum statistic, ties as midranks: the share of
+    all relabellings whose rank sum of b is at least as far from its mean as observed.
+    scipy falls back to the normal approximation as soon as there is a tie, which at
+    n=3+3 gives p=0.047 for [0,0,0] vs [2,2,2] (exact: 0.10)."""
+    pooled = np.concatenate([a, b])
+    ranks = stats.rankdata(pooled)
+    n, k = len(pooled), len(b)
+    sums = ranks[_arrangements(n, k)].sum(axis=1)
+    mean = k * (n + 1) / 2
+    observed = abs(ranks[len(a):].sum() - mean)
+    return float(np.mean(np.abs(sums - mean) >= observed - 1e-9))
+
+
+def pair_p_value(a: np.ndarray, b: np.ndarray, paired: bool = False) -> float:
+    if np.all(a == a[0]) and np.all(b == a[0]):
+        return 1.0
+    if comb(len(a) + len(b), len(b)) <= MAX_EXACT_ARRANGEMENTS:
+        return exact_mann_whitney_p(a, b)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if paired:
-            diff = b - a
-            if not np.any(diff):
-                return 1.0
-            return float(stats.wilcoxon(b, a).pvalue)
-        if np.all(a == a[0]) and np.all(b == a[0]):
-            return 1.0
         return float(stats.mannwhitneyu(b, a, alternative="two-sided").pvalue)
 
 
@@ -132,9 +155,9 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
                              note="too few samples to test (need n >= 2 each)"))
             continue
         paired = pairable and pair_by_round(a_it, b_it)
-        if paired:   # align the two by round
+        if paired:   # align the two by round (for the paired bootstrap of the ratio)
             a, b = a[np.argsort(a_it)], b[np.argsort(b_it)]
-        p = pair_p_value(a, b, paired)
+        p = pair_p_value(a, b)
         ci = boot.ratio_ci(a_name, a, b_name, b, paired)
         rows.append(_row(a_name, b_name, a, b, better, paired, p, ci))
     _holm(rows)
@@ -145,8 +168,7 @@ def _row(a_name, b_name, a, b, better, paired, p, ci, note="") -> dict:
     med_a, med_b = float(np.median(a)), float(np.median(b))
     ratio = med_b / med_a if med_a != 0 else math.nan
     return {"baseline": a_name, "other": b_name, "n_baseline": len(a), "n_other": len(b),
-            "test": ("Wilcoxon signed-rank (paired by round)" if paired else "Mann-Whitney U")
-            if not math.isnan(p) else "", "paired": paired, "p": p,
+            "test": "Mann-Whitney U" if not math.isnan(p) else "", "paired": paired, "p": p,
             "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
             "ratio_ci_lo": ci[0], "ratio_ci_hi": ci[1],
             "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,

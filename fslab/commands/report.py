@@ -16,19 +16,20 @@ def register(app: typer.Typer) -> None:
                markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write a Markdown summary here."),
                csv: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV per table into this folder."),
                parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write all records as Parquet."),
-               json_out: Optional[Path] = typer.Option(None, "--json", help="Write all records as JSON."),
+               json_out: Optional[Path] = typer.Option(None, "--json", help="Write the answer as JSON: verdicts (tiers, ratio to best with CI), headline, failed units, claims, and every record."),
                factor: str = typer.Option("fs+variant", "--factor",
                                           help="What to compare: fs+variant, host or run_id."),
                results: Path = ResultsOpt) -> None:
         """Compare filesystems with honest statistics; without output options, print the verdicts."""
         from fslab.report import export
         from fslab.report.load import load
-        from fslab.report.terminal import print_analysis
+        from fslab.report.terminal import print_analysis, print_answer
         from fslab.store.db import open_store
         store = open_store(results)
         wants_files = any(x is not None for x in (html, markdown, csv, parquet, json_out))
         loaded = load(store, run_ids, factor=factor, regression=html is not None or csv is not None)
         if not wants_files:
+            print_answer(loaded, console)
             print_analysis(loaded.analysis, "fslab verdicts — run "
                            + ", ".join(r["run_id"] for r in loaded.runs), console,
                            loaded.runs[0]["run_id"])

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from fslab.report.load import Loaded
-from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table
+from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table, workload_label
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -38,11 +38,53 @@ def write_json(loaded: Loaded, path: Path) -> None:
     from fslab.report.claims import claims_json
     path.parent.mkdir(parents=True, exist_ok=True)
     run = loaded.runs[0] if loaded.runs else None
+    from fslab.report.headline import headline, memory_bound
+    a = loaded.analysis
+    entries = headline(a, loaded.records)
     doc = {"run": run["run_id"] if run else None,
            "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
-           "records": json.loads(loaded.records.to_json(orient="records")),
-           "claims": claims_json(run, loaded.records)}
-    path.write_text(json.dumps(doc, indent=1))
+           "verdicts": verdicts_json(a, memory_bound(loaded.records)),
+           "headline": entries,
+           "failed_units": loaded.failed_units,
+           "claims": claims_json(run, loaded.records),
+           "records": json.loads(loaded.records.to_json(orient="records"))}
+    path.write_text(json.dumps(doc, indent=1, default=_plain))
+
+
+def _plain(x):
+    """numpy scalars and NaN-free floats for JSON."""
+    import numpy as np
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(type(x))
+
+
+def verdicts_json(a, memory: dict) -> list[dict]:
+    """One entry per ranked (workload, metric): tiers best first, each level's median,
+    ratio to the best with its bootstrap 95% CI and tier (raw values, no formatting)."""
+    import math
+    from fslab.analysis.names import metric_label
+    from fslab.report.headline import memory_text
+
+    def num(x):
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+    out = []
+    for r in ([] if a.tiers.empty else a.tiers.to_dict("records")):
+        mem = memory.get((r.get("suite"), r.get("case"), r.get("params")))
+        out.append({"workload": workload_label({**r, "metric": "", "unit": ""}),
+                    "suite": r.get("suite"), "case": r.get("case"), "params": r.get("params"),
+                    "metric": r["metric"], "label": metric_label(r["metric"]), "unit": r["unit"],
+                    "better": r["better"], "tiers": r["tiers"],
+                    "levels": {lv: {"median": num(i["median"]),
+                                    "ratio_to_best": num(i["ratio_to_best"]),
+                                    "ratio_ci": [num(i["ratio_ci"][0]), num(i["ratio_ci"][1])],
+                                    "tier": i["tier"], "n": i["n"]}
+                               for lv, i in r["levels_info"].items()},
+                    "test": r["test"], "n": int(r["n"]), "line": r["line"],
+                    "note": r["why"] or None,
+                    "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None)})
+    return out
 
 
 def markdown(loaded: Loaded) -> str:
@@ -53,6 +95,14 @@ def markdown(loaded: Loaded) -> str:
              + ", ".join(a.levels) + ".", ""]
     from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
     lines += [f"> **{n}**\n" for n in report_notes(loaded.runs)]
+    from fslab.report.headline import headline, headline_text
+    answer = headline_text(headline(a, loaded.records))
+    if answer:
+        lines += ["## Answer", "", "Best first per workload; ≈ cannot be told apart, ≫ significantly "
+                  "behind, (×) median ratio to the best.", ""] + [f"- {x}" for x in answer] + [""]
+    if loaded.failed_units:
+        lines += ["Failed units, left out of every verdict:", ""] + \
+                 [f"- {f}" for f in loaded.failed_units] + [""]
     lines += ["## Verdicts", "", md_table(verdict_table(a)), ""]
     lines += [f"- {n}" for n in footnotes(a)]
     from fslab.report.claims import claims_json, markdown as claims_markdown

@@ -18,6 +18,7 @@ from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human
 from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
+from fslab.report.headline import headline, headline_text
 from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table, workload_label
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
@@ -36,6 +37,10 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
+        answer=headline_text(headline(a, loaded.records)),
+        page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
+                                     for r in loaded.runs} - {None})),
+        failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a)), notes=_guest_notes(loaded) + footnotes(a),
         suites=_suites(loaded, results_root),

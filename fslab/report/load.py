@@ -1,7 +1,7 @@
 """Read runs and records from the store and analyse them: the one entry every view uses."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import pandas as pd
@@ -16,6 +16,7 @@ class Loaded:
     runs: list[dict]
     records: pd.DataFrame
     analysis: Analysis
+    failed_units: list[str] = field(default_factory=list)   # left out of every verdict
 
 
 def resolve_run_ids(store, run_ids: Sequence[str] | None) -> list[str]:
@@ -34,5 +35,40 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
     if "host" in normalize_factor(factor):
         # fio's sum over every host of a parallel multi-host run is no host of its own
         records = records[records["host"] != "all"]
+    records = cpu_share_unranked(records)
+    records, failed = without_failed_units(store, ids, records)
+    if records.empty:
+        raise FslabError(f"run {', '.join(ids)} has no records of a unit that finished")
     runs = [store.run(r) for r in ids]
-    return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression))
+    return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression),
+                  failed)
+
+
+def cpu_share_unranked(records: pd.DataFrame) -> pd.DataFrame:
+    """Stores written before CPU was ranked per operation marked CPU % and CPU seconds of
+    fixed-time jobs 'lower is better' (which penalises the filesystem that did more work):
+    read them as described, not ranked; only operations per CPU-second rank CPU."""
+    cpu = records["metric"].str.contains("cpu", regex=False) & \
+        ~records["metric"].str.startswith("ops_per_cpu") & records["better"].notna()
+    if cpu.any():
+        records = records.copy()
+        records.loc[cpu, "better"] = None
+    return records
+
+
+KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
+
+
+def without_failed_units(store, ids: Sequence[str], records: pd.DataFrame):
+    """Records of failed units (partial numbers of a unit that did not finish) are left
+    out of the statistics; the failed units are listed so the report can say so."""
+    failed = [u for rid in ids for u in store.units(rid) if u["status"] == "failed"]
+    if not failed:
+        return records, []
+    bad = pd.DataFrame([{k: u[k] for k in KEY} for u in failed])
+    merged = records.merge(bad.assign(_failed=True), on=KEY, how="left")
+    kept = records[merged["_failed"].isna().to_numpy()]
+    text = [f"{u['fs']}{'' if u['variant'] == 'default' else ':' + u['variant']} "
+            f"{u['suite']}:{u['case']} #{u['iteration']}: {(u.get('message') or '').strip()[:160]}"
+            for u in failed]
+    return kept, text

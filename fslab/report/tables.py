@@ -37,7 +37,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         s = s[~s["metric"].map(is_detail)]
         all_zero = s.groupby(a.keys, dropna=False)["max"].transform(lambda m: (m == 0).all())
         s = s[s["better"].notna() | ~all_zero]
-    lead = a.leaders.set_index(a.keys) if not a.leaders.empty else None
+    tier = a.tiers.set_index(a.keys) if not a.tiers.empty else None
     rows = []
     show_host = "host" in a.keys and a.data["host"].nunique() > 1
     for key, g in s.groupby(a.keys, sort=True, dropna=False):
@@ -49,11 +49,11 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         better = g["better"].iloc[0]
         if not isinstance(better, str):
             row.update(best="", verdict="not ranked", note="")
-        elif lead is not None and key in lead.index:
-            L = lead.loc[key]
-            row.update(best=L["best"] if L["significant"] else "",
-                       verdict=(f"{L['best']} {L['verdict']} vs {L['runner_up']}" if L["significant"]
-                                else "~"), note=L["note"])
+        elif tier is not None and key in tier.index:
+            T = tier.loc[key]
+            row.update(best=" ≈ ".join(T["best"]),
+                       verdict="~" if T["one_tier"] else T["line"].split(": ", 1)[1],
+                       note=T["why"])
         else:
             row.update(best="", verdict="", note="one level only")
         row["direction"] = {"higher": "↑", "lower": "↓"}.get(better, "")
@@ -69,9 +69,11 @@ def footnotes(a: Analysis) -> list[str]:
                      + a.summary.loc[a.summary["median_ci_note"] != "", "median_ci_note"].iloc[0])
     if not a.pairs.empty:
         tests = sorted(set(t for t in a.pairs["test"] if t))
-        notes.append("verdict: best vs runner-up, change of medians, Holm-corrected p over all "
-                     "pairs of the metric, Cliff's δ; '~' = no significant difference. Tests: "
-                     + ", ".join(tests) + ".")
+        notes.append("verdict: every filesystem in tiers, best first; ≈ = the Holm-corrected "
+                     "pairwise tests cannot tell them apart, ≫ = a significant step down (a level "
+                     "joins a tier unless the tests separate it from the tier's best); (0.05×) = "
+                     "median ratio to the best; '~' = all in one tier. Tests: "
+                     + ", ".join(tests) + " (exact permutation p-values, ties as midranks).")
     if int(a.summary["outliers"].sum()):
         notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
                      "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")

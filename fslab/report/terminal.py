@@ -75,6 +75,7 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     from fslab.report.load import load
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
+    print_answer(loaded, console)
     print_analysis(loaded.analysis, f"fslab verdicts — run {ids}", console, loaded.runs[0]["run_id"])
     print_measurement_notes(loaded, console)
 
@@ -87,3 +88,21 @@ def print_measurement_notes(loaded, console: Console) -> None:
         for line in describe_run(run.get("environment") or {}):
             console.print(f"[dim]{escape(line)}[/dim]")
     print_baseline(loaded.analysis.data, console)
+
+
+def print_answer(loaded, console: Console) -> None:
+    """The answer first: which filesystem is best per workload, by how much, how sure,
+    whether the device or memory served it; then the failed units left out."""
+    from fslab.report.headline import headline, headline_text
+    lines = headline_text(headline(loaded.analysis, loaded.records))
+    if lines:
+        policies = {((r.get("environment") or {}).get("page_cache")) for r in loaded.runs} - {None}
+        cache = (f" (page cache {', '.join(sorted(policies))}: "
+                 + ("numbers from the device)" if policies == {"off"} else "buffered I/O)")
+                 if policies else "")
+        console.print(f"[bold]Answer[/] — best first per workload; ≈ cannot be told apart, "
+                      f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
+        for line in lines:
+            console.print(f"  {escape(line)}")
+    for f in loaded.failed_units:
+        console.print(f"[red]failed unit, left out of every verdict:[/] {escape(f)}")

@@ -1,0 +1,84 @@
+"""The answer first: one line per workload (its main metric in tiers, plus p99 latency),
+with a warning where the device saw only a fraction of the bytes (served from memory)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from fslab.analysis import Analysis
+from fslab.analysis.groups import FS_FACTOR
+from fslab.report.tables import workload_label
+
+MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
+
+
+def _main_metrics(case: str, metrics: set[str]) -> list[str]:
+    """The metric that answers the workload (throughput or time), then its p99 latency."""
+    seq = "seq" in case.lower()
+    prefs = (["write_bw", "read_bw", "write_iops", "read_iops"] if seq else
+             ["write_iops", "read_iops", "write_bw", "read_bw"])
+    main = next((m for m in prefs if m in metrics), None)
+    if main is None:
+        main = next((m for m in ("elapsed_with_writeback", "elapsed", "time", "seconds")
+                     if m in metrics), None)
+    if main is None:
+        main = sorted(metrics)[0] if metrics else None
+    out = [main] if main else []
+    if main and main.split("_")[0] in ("read", "write"):
+        lat = f"{main.split('_')[0]}_clat_p99"
+        if lat in metrics:
+            out.append(lat)
+    return out
+
+
+def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
+    """(suite, case, params) -> {fs: share} for units whose device saw < half of fio's
+    bytes (device_read_share for reads, write_amplification for writes)."""
+    if records.empty or "metric" not in records:
+        return {}
+    r = records[records["metric"].isin(["device_read_share", "write_amplification"])]
+    if r.empty:
+        return {}
+    med = r.groupby(["suite", "case", "params", "fs", "metric"], dropna=False)["value"].median()
+    out: dict[tuple, dict] = {}
+    for (suite, case, params, fs, metric), share in med.items():
+        if share < MEMORY_SHARE:
+            d = out.setdefault((suite, case, params), {})
+            d[fs] = min(share, d.get(fs, math.inf))
+    return out
+
+
+def memory_text(shares: dict) -> str:
+    return "served from memory: " + ", ".join(
+        f"{fs} (device saw {share:.0%} of the bytes)" for fs, share in sorted(shares.items()))
+
+
+def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
+    """One entry per workload: the tier sentence of its main metric (and p99 latency)."""
+    if a.tiers.empty or tuple(a.factor) != tuple(FS_FACTOR):
+        return []
+    mem = memory_bound(records) if records is not None else {}
+    wkeys = [k for k in a.keys if k not in ("metric", "unit")]
+    out = []
+    for wkey, g in a.tiers.groupby(wkeys, sort=True, dropna=False):
+        ident = dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,)))
+        wanted = _main_metrics(str(ident.get("case", "")), set(g["metric"]))
+        lines = [g[g["metric"] == m].iloc[0] for m in wanted]
+        memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params")))
+        out.append({"workload": workload_label({**ident, "metric": "", "unit": ""}),
+                    "metrics": [r["metric"] for r in lines],
+                    "lines": [r["line"] for r in lines],
+                    "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
+    return out
+
+
+def headline_text(entries: list[dict]) -> list[str]:
+    """Plain lines: 'randwrite — write IOPS: xfs ≈ ext4 ≫ btrfs (0.05×); p99 ...'."""
+    lines = []
+    for e in entries:
+        text = f"{e['workload']} — " + "; ".join(e["lines"])
+        if e["memory_bound"]:
+            text += f"  ⚠ {e['memory_bound']['why']}"
+        lines.append(text)
+    return lines
