@@ -39,7 +39,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("smoke", 2, 1, 32 * MiB, 320 * MiB, 0.02,
             "CI check: 32 MiB files, 1 s runs, 2 iterations; numbers are not meaningful"),
     # 5 iterations: the fewest with which a difference can be significant after
-    # Holm's correction across 4 filesystems (Mann-Whitney 5+5: smallest p 0.008)
+    # Holm's correction across up to 4 filesystems without ties (exact Mann-Whitney
+    # 5+5: smallest p 0.008, x 6 pairs = 0.048); 5 filesystems need 6 rounds
     Profile("quick", 5, 3, 128 * MiB, 1 * GiB, 0.1,
             "default: 128 MiB files, 3 s runs, 5 iterations (about 10 min for 4 filesystems)"),
     Profile("standard", 5, 20, 1 * GiB, 4 * GiB, 0.5,
