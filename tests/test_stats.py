@@ -321,3 +321,11 @@ def test_more_rounds_never_erase_verdicts():
         data = {f"fs{k}": [v * (1 + 0.2 * k) for v in base[:n]] for k in range(5)}
         counts.append(int(analyze(frame(data), regression=False).pairs["significant"].sum()))
     assert counts == [10, 10]
+
+
+def test_assumption_checks_at_tiny_n_say_too_few():
+    # audit: n=3 printed "assumptions hold" with SDs of 1 vs 245; n=2 always "variances differ"
+    for data in ({"ext4": [100.0, 101, 102], "xfs": [100.0, 400, 590]},
+                 {"ext4": [100.0, 101], "xfs": [130.0, 131]}):
+        omni = analyze(frame(data), regression=False).omnibus.iloc[0]
+        assert omni["assumptions"].startswith("too few values to check")

@@ -32,8 +32,19 @@ def omnibus(samples: dict[str, np.ndarray]) -> dict:
         if len(residuals) >= 3 and np.ptp(residuals) > 0:
             out["shapiro_p"] = float(stats.shapiro(residuals).pvalue)
         out["levene_p"] = float(stats.levene(*arrays, center="median").pvalue)
-    out["assumptions"] = assumption_sentence(out["shapiro_p"], out["levene_p"])
+    n = min(len(a) for a in arrays)
+    if n < MIN_N_TO_CHECK:
+        out["assumptions"] = (f"too few values to check ANOVA's assumptions (n={n} per level; "
+                              f"Shapiro-Wilk and Levene need {MIN_N_TO_CHECK}+): rely on "
+                              "Kruskal-Wallis")
+    else:
+        out["assumptions"] = assumption_sentence(out["shapiro_p"], out["levene_p"])
     return out
+
+
+# Below this many values per level, Levene says "variances differ" for 2 values whatever
+# they are, and "assumptions hold" for 3 values with SDs of 1 vs 245: not a check at all.
+MIN_N_TO_CHECK = 5
 
 
 def assumption_sentence(shapiro_p: float, levene_p: float) -> str:
