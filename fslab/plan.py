@@ -34,6 +34,9 @@ class RunSection(BaseModel):
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
     # ran. None: the profile's default (on for paper, off otherwise); see fslab/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
+    # seconds a unit's measured process may take before it counts as hung; None: derived
+    # from what it asked for (4 x runtime+ramp + its bytes at 10 MiB/s, at least 120 s)
+    unit_timeout: float | None = Field(None, gt=0)
     name: str | None = None        # a label for the run
     description: str | None = None
 

@@ -204,7 +204,8 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
                       driver=driver_for(unit.spec, mountpoint_dir is not None), profile=plan.profile,
                       plan_seed=plan.run.seed, artifact_dir=adir, artifact_rel=rel,
                       workdir=workdir, make_target=make_target, mountpoint_dir=mountpoint_dir,
-                      log=lambda m: console.print(f"  {m}"), page_cache=plan.page_cache)
+                      log=lambda m: console.print(f"  {m}"), page_cache=plan.page_cache,
+                      unit_timeout=plan.run.unit_timeout)
     started = time.time()
     measurements, status, message = [], "done", None
     try:

@@ -31,6 +31,25 @@ def test_fio_failure_is_a_failed_iteration_with_fios_message(state_dir, results,
     assert not leftovers(str(tmp_path / "work"))
 
 
+def test_a_unit_past_its_deadline_fails_as_hung_and_the_run_goes_on(state_dir, results, tmp_path):
+    # [run] unit_timeout far below what the job needs: every fio unit is "hung" (killed
+    # with its process group, filesystem torn down) and the run still ends by itself
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[run]\nprofile = "smoke"\niterations = 1\nunit_timeout = 0.5\n'
+                    '[[filesystem]]\nname = "ext4"\n[[filesystem]]\nname = "xfs"\n'
+                    '[[suite]]\nkind = "fio"\nworkloads = ["randread", "seqwrite"]\n')
+    t0 = time.monotonic()
+    run_fslab("run", str(plan), "--results", str(results), "--workdir", str(tmp_path / "work"),
+              check=False, timeout=300)
+    assert time.monotonic() - t0 < 120
+    units = sqlite3.connect(results / "fslab.sqlite").execute("SELECT status, message FROM units").fetchall()
+    assert len(units) == 4 and all(s == "failed" for s, _ in units)
+    assert all(m.startswith("hung: no result after 0.5 s (fio in ") for _, m in units), units
+    assert not leftovers(str(tmp_path / "work"))
+    assert json.loads((state_dir / "resources.json").read_text() or "[]") == []
+    assert not subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True).stdout
+
+
 def test_ctrl_c_tears_down_and_marks_the_run_interrupted(state_dir, results, tmp_path):
     work = tmp_path / "work"
     proc = subprocess.Popen([*fslab_cmd(), "run", "--fs", "ext4,xfs", "--suite", "fio",

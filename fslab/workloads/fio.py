@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fslab import cachepolicy
+from fslab import cachepolicy, deadline
 from fslab.accounting import UnitAccount
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.devstat import source_device_of
@@ -56,6 +56,7 @@ S2_JOBS: dict[str, dict[str, str]] = {
     "mixed": {"rw": "randrw", "rwmixread": "70", "bs": "4k", "numjobs": "4"},
 }
 SIZE_KEYS = ("size", "filesize", "io_size")
+JOB_FILE_DEADLINE_S = 6 * 3600   # a user's job file without [run] unit_timeout
 LAYOUT_TIMEOUT_S = 3 * 3600   # laying out a paper-size file set on a slow disk
 WRITE_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrim"}
 
@@ -197,9 +198,13 @@ class FioSuite(Suite):
             t0 = time.perf_counter()
             with open(log_path, "wb") as log:
                 p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
-                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+                                      str(job_path)], stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
+                                     start_new_session=True)   # its own group: killed as one
                 try:
-                    _, status, ru = os.wait4(p.pid, 0)
+                    status, ru = deadline.wait(p.pid, _deadline(case, opts, ctx), str(directory))
+                except deadline.Hung as e:
+                    acct.stop()
+                    raise UnitFailed(str(e)) from None
                 except BaseException:
                     p.kill()
                     p.wait()
@@ -236,6 +241,24 @@ class FioSuite(Suite):
             raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
                              f"{log_tail}", ms)
         return ms
+
+
+def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
+    """The unit's deadline (fslab/deadline.py) from the runtime, ramp and bytes it asked for."""
+    override = ctx.unit_timeout
+    if isinstance(case.config, JobFileCase):   # a user's file: its runtimes are its own
+        return override or max(JOB_FILE_DEADLINE_S,
+                               deadline.deadline_for(0, 0, case.image_bytes or 0))
+    def seconds(key):
+        try:
+            return float(str(opts.get(key, "0")).rstrip("s") or 0)
+        except ValueError:
+            return 0.0
+    try:
+        size = parse_size(opts.get("size", "0")) * int(opts.get("numjobs", "1") or 1)
+    except (ValueError, TypeError):
+        size = 0
+    return deadline.deadline_for(seconds("runtime"), seconds("ramp_time"), size, override)
 
 
 def _layout(job_path: Path, log_path: Path, directory: str) -> None:
