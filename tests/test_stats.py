@@ -329,3 +329,25 @@ def test_assumption_checks_at_tiny_n_say_too_few():
                  {"ext4": [100.0, 101], "xfs": [130.0, 131]}):
         omni = analyze(frame(data), regression=False).omnibus.iloc[0]
         assert omni["assumptions"].startswith("too few values to check")
+
+
+def test_headline_names_the_winner_and_flags_memory_bound_rows():
+    from fslab.report.headline import headline, headline_text
+    from fslab.report.export import verdicts_json
+    from fslab.report.headline import memory_bound
+    data = {"ext4": [250e3, 251e3, 249e3, 252e3, 248e3], "xfs": [253e3, 250e3, 251e3, 254e3, 249e3],
+            "btrfs": [11.8e3, 11.9e3, 11.7e3, 12e3, 11.6e3], "zfs": [3.6e3, 3.5e3, 3.7e3, 3.6e3, 3.65e3]}
+    share = {fs: [0.04] * 5 if fs == "ext4" else [1.0] * 5 for fs in data}
+    recs = pd.concat([frame(data), frame(share, metric="write_amplification", unit="ratio",
+                                         better="lower")], ignore_index=True)
+    a = analyze(recs, regression=False)
+    entries = headline(a, recs)
+    assert [e["workload"] for e in entries] == ["fio:randwrite"]
+    assert entries[0]["lines"][0] == "write IOPS: xfs ≈ ext4 ≫ btrfs (0.047×) ≫ zfs (0.014×)"
+    assert entries[0]["memory_bound"]["shares"] == {"ext4": 0.04}
+    assert "device saw 4% of the bytes" in headline_text(entries)[0]
+    v = {e["metric"]: e for e in verdicts_json(a, memory_bound(recs))}["write_iops"]
+    assert v["tiers"] == [["xfs", "ext4"], ["btrfs"], ["zfs"]]
+    assert set(v["levels"]["zfs"]) == {"median", "ratio_to_best", "ratio_ci", "tier", "n"}
+    assert v["levels"]["xfs"]["ratio_to_best"] == 1.0 and v["levels"]["zfs"]["tier"] == 3
+    assert v["memory_bound"]["shares"] == {"ext4": 0.04} and v["better"] == "higher"
