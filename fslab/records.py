@@ -77,7 +77,17 @@ class UnitKey:
     iteration: int
 
     def label(self) -> str:
-        return f"{self.fs}/{self.variant} {self.suite}:{self.case} #{self.iteration}"
+        """'ext4/default fio:t2-write size=6.4M numjobs=4 #1': the swept values tell the
+        units of one sweep apart (the workload name itself is not repeated)."""
+        import orjson
+        try:
+            params = orjson.loads(self.params) if self.params else {}
+        except orjson.JSONDecodeError:
+            params = {}
+        swept = " ".join(f"{k}={v}" for k, v in params.items()
+                         if k != "workload" and v != self.case)
+        return (f"{self.fs}/{self.variant} {self.suite}:{self.case}"
+                f"{' ' + swept if swept else ''} #{self.iteration}")
 
     def slug(self) -> str:
         """A directory name for this unit's raw artifacts."""

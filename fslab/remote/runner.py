@@ -64,7 +64,9 @@ class GroupRunner:
     def pending(self, unit: Unit, status: dict[UnitKey, str]) -> list[list[str]]:
         """The fio invocations this group still needs, each a list of host names."""
         names = [h.name for h in self.hosts.host]
-        random.Random(f"{self.plan.run.seed}:{unit.key.iteration}:{unit.key.label()}").shuffle(names)
+        k = unit.key   # the seed string predates swept values in labels: kept, so orders stay
+        random.Random(f"{self.plan.run.seed}:{k.iteration}:{k.fs}/{k.variant} {k.suite}:{k.case} "
+                      f"#{k.iteration}").shuffle(names)
         undone = [n for n in names if status.get(self.key(unit, n)) != "done"]
         if self.hosts.mode == "each":
             return [[n] for n in undone]
