@@ -26,8 +26,7 @@ def scale_for(value: float, unit: str) -> tuple[str, float]:
     return (_SCALES[unit][-1] if unit in _SCALES else (unit, 1))
 
 
-def _num(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+from fslab.report.format import number as _num   # one number format for every table
 
 
 def human(value: float, unit: str) -> str:

@@ -13,6 +13,11 @@ _SCALES = {
 }
 
 
+def number(x: float) -> str:
+    """3 significant digits, thousands separated, never scientific: 1,010 / 38.7 / 0.123."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def human(value: float | None, unit: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -22,8 +27,8 @@ def human(value: float | None, unit: str) -> str:
         return f"{value:.1f}%"
     for scale, name in _SCALES.get(unit, ()):
         if abs(value) >= scale or scale == _SCALES[unit][-1][0]:
-            return f"{value / scale:.3g} {name}"
-    return f"{value:.4g} {unit}".rstrip()
+            return f"{number(value / scale)} {name}"
+    return f"{number(value)} {unit}".rstrip()
 
 
 def spread(lo: float, hi: float, center: float) -> str:
