@@ -80,8 +80,8 @@ def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.Dat
         n = min(ns.values())
         label = metric_label(ident.get("metric", ""))
         if len(groups) == 1:
-            why = (f"n={n} per filesystem is too few for any test to separate {len(levels)} "
-                   "filesystems" if too_few else "no significant difference")
+            why = (f"n={n}: too few rounds for any test to separate {len(levels)} filesystems"
+                   if too_few else "no significant difference")
             sentence = f"{label}: ~ ({why})"
         else:
             parts = []
