@@ -164,6 +164,8 @@ def _after(store, run_id: str) -> None:
         from fslab.report.terminal import print_verdicts
     except ImportError:
         return
+    if not store.units(run_id) or all(u["status"] != "done" for u in store.units(run_id)):
+        return   # nothing finished: the summary above said why; no verdict to give
     print_verdicts(store, [run_id], console)
     from fslab.report.claims import claims_json, print_claims   # "The study said -> here"
     print_claims(claims_json(store.run(run_id), store.records([run_id])), console)
