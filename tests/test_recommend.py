@@ -396,7 +396,10 @@ def test_report_opens_with_the_recommendation(smoke_run, tmp_path):
     out = tmp_path / "report.html"
     run_fslab("report", run_id, "--html", str(out), "--results", str(results), env=env)
     page = out.read_text()
+    # the answer first (one tier line per workload), then the recommendation
     first_h2 = page.index("<h2")
-    assert page[first_h2:].startswith('<h2 id="lead-1">Recommendation')
+    assert page[first_h2:].startswith('<h2 id="answer">Answer')
+    second_h2 = page.index("<h2", first_h2 + 1)
+    assert page[second_h2:].startswith('<h2 id="lead-1">Recommendation')
     assert "data-integrity" in page and "resource-constrained" in page
     assert "Feature matrix" in page and "verified" in page
