@@ -19,7 +19,7 @@ def test_fio_failure_is_a_failed_iteration_with_fios_message(state_dir, results,
     p = run_fslab("run", "--fs", "ext4", "--suite", "fio", "--profile", "smoke", "--iterations", "1",
                   "--fio", "ioengine=no_such_engine", "--results", str(results),
                   "--workdir", str(tmp_path / "work"), check=False)
-    assert p.returncode == 0, p.stderr   # the run itself completes; its units failed
+    assert p.returncode == 1, p.stderr   # the run completes, every unit failed: nothing measured
     db = sqlite3.connect(results / "fslab.sqlite")
     units = db.execute("SELECT status, message FROM units").fetchall()
     assert len(units) == 5 and all(s == "failed" for s, _ in units)

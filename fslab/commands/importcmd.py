@@ -28,9 +28,11 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(orjson.dumps({"run_id": res.run_id, "files": res.files, "records": res.records,
                                 "skipped": [{"path": p, "reason": r} for p, r in res.skipped]}).decode())
-            return
+            raise typer.Exit(0 if res.files else 2)
         console.print(f"run {res.run_id}: imported {res.files} file(s), {res.records} records"
                       + (f"; skipped {len(res.skipped)}" if res.skipped else ""), markup=False)
+        if not res.files:   # nothing importable is a mistaken input, like a bad flag
+            raise typer.Exit(2)
         if res.records:
             from fslab.report.terminal import print_verdicts
             print_verdicts(store, [res.run_id], console)

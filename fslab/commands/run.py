@@ -29,7 +29,7 @@ def run(
                                          "largefile, dedup, smallfiles, features, aging, integrity, enospc, "
                                          "crash (guest)."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", "-n", min=1,
+    iterations: Optional[int] = typer.Option(None, "--iterations", "-n",
                                              help="Repetitions (default: the profile's)."),
     adaptive: bool = typer.Option(False, "--adaptive", help="After the profile's iterations, repeat "
                                   "each case until every filesystem's 95% CI is within ±3% of its mean "
@@ -44,9 +44,9 @@ def run(
                                    "(repeatable): \\[global], job sections, includes, groups, any engine "
                                    "that addresses files. Runs as written unless --profile is given "
                                    "(then sizes and runtimes are capped by the profile)."),
-    image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size for --job "
-                                             "files, e.g. 4G (default: the jobs' sizes x numjobs plus "
-                                             "headroom)."),
+    image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size, e.g. 4G "
+                                             "(default: sized from the workload; for --job files the jobs' "
+                                             "sizes x numjobs plus headroom)."),
     mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options (quoted)."),
     mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, comma-separated."),
     target: Optional[str] = typer.Option(None, "--target", help="loop (default) | device | mountpoint | guest."),
@@ -72,14 +72,20 @@ def run(
                                  "target turns this off inside the guest: the host prints them)."),
 ) -> None:
     """Provision filesystems, run the workloads, store every result."""
+    from fslab import validate
+    with validate.as_input_errors():   # every input checked before a run row exists
+        validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
+                       image_size=image_size, target=target)
     store = open_store(results_dir(results))
     if resume:
         run_id = store.run(resume)["run_id"]
         the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
     else:
-        the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
-                               mkfs_options, mount_options, adaptive, job, image_size)
-        _apply_cache_and_baseline(the_plan, page_cache, baseline)
+        with validate.as_input_errors():
+            the_plan = _build_plan(plan_file, fs, suite, profile, iterations, seed, fio,
+                                   mkfs_options, mount_options, adaptive, job, image_size)
+            _apply_cache_and_baseline(the_plan, page_cache, baseline)
+            validate.plan(the_plan)
     if device:
         target = target or "device"
     if mountpoint:
@@ -155,6 +161,8 @@ def run(
     finish_run(store, run_id, out, console)
     if summary:
         _after(store, run_id)
+    if out.failed and not out.done and not out.skipped:
+        raise typer.Exit(1)   # nothing was measured: a failure, whatever the summary says
 
 
 def _after(store, run_id: str) -> None:
@@ -197,9 +205,13 @@ def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_optio
                 adaptive=False, job=(), image_size=None):
     p = _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
                                  mount_options, adaptive, bool(job))
+    if image_size and not job:   # every filesystem's loop image (job files size their own)
+        for f in p.filesystem:
+            f.image_size = image_size
+        p.source_text = plans.to_toml(p)
     from fslab.fio.jobfile import add_job_files
     fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
-    if add_job_files(p, job, image_size, profile_explicit=bool(profile) or (
+    if add_job_files(p, job, image_size if job else None, profile_explicit=bool(profile) or (
             plan_file is not None and "profile" in p.run.model_fields_set),
             fio_options={k.strip(): v.strip() for k, v in fio_opts.items()}):
         p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path

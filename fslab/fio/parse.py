@@ -121,8 +121,11 @@ def _why_not(text: str, error: json.JSONDecodeError | None) -> str:
         return "empty (fio wrote nothing)"
     if error is None:
         fio_lines = [ln.strip() for ln in stripped.splitlines() if ln.startswith("fio:")]
+        if "\x00" in stripped or stripped.count("\ufffd") > len(stripped) // 20:
+            return f"not fio output: binary data ({len(text)} characters)"
         said = fio_lines[0] if fio_lines else stripped.splitlines()[0][:120]
-        return f"no JSON document in it; fio printed: {said!r}"
+        # escaped: whatever the file holds never reaches the terminal as control bytes
+        return f"no JSON document in it; fio printed: {ascii(said)}"
     if error.pos >= len(text.rstrip()):
         return (f"the JSON is truncated: the output ends (after {len(text)} characters, "
                 f"line {error.lineno}) before the document is closed")

@@ -66,8 +66,12 @@ class UnitContext:
         """A not-yet-made filesystem instance of this unit's fs (`with` it, or step it)."""
         spec = spec or self.spec
         label = label or f"{spec.name}-{spec.variant}-{self.key.iteration}".replace("/", "_")
-        return Instance(self.driver, spec, self.make_target(), self.workdir, label,
-                        max(size_bytes, self.profile.min_image_bytes))
+        if spec.image_size:   # the plan's [[filesystem]] image_size / --image-size wins
+            from fslab.profiles import parse_size
+            size_bytes = parse_size(spec.image_size)
+        else:
+            size_bytes = max(size_bytes, self.profile.min_image_bytes)
+        return Instance(self.driver, spec, self.make_target(), self.workdir, label, size_bytes)
 
     def artifact(self, name: str) -> tuple[Path, str]:
         """(absolute path, stored relative path) of a raw file of this unit."""
