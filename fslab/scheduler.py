@@ -62,9 +62,10 @@ def build_units(plan: Plan, host: str = "localhost",
     return units, notes
 
 
-def plan_pairs(plan: Plan, host: str = "localhost",
-               existing: bool = False) -> tuple[list[Pair], list[str]]:
-    """(fs variant, suite, case) of one round, in plan order, and notes on what was skipped."""
+def plan_pairs(plan: Plan, host: str = "localhost", existing: bool = False,
+               judge_availability: bool = True) -> tuple[list[Pair], list[str]]:
+    """(fs variant, suite, case) of one round, in plan order, and notes on what was skipped
+    (`judge_availability=False`: keep filesystems this host cannot make, as a dry run does)."""
     notes: list[str] = []
     pairs: list[Pair] = []
     suites = [(s, workloads.get(s.kind)) for s in plan.suite]
@@ -72,7 +73,7 @@ def plan_pairs(plan: Plan, host: str = "localhost",
         driver = driver_for(spec, existing)   # unknown names fail early, with the list of known ones
         # a filesystem this host cannot make (jfs without the module, say) is skipped with
         # a note and the rest still runs; other hosts' filesystems are not ours to judge
-        avail = driver.available() if host == "localhost" else None
+        avail = driver.available() if host == "localhost" and judge_availability else None
         if avail is not None and not avail.ok:
             notes.append(f"{spec.label} skipped: not available here ({avail.why})")
             continue

@@ -67,6 +67,9 @@ def run(
     baseline: Optional[str] = typer.Option(None, "--baseline", metavar="raw",
                                            help="Also measure the bare device (raw) and show each "
                                            "filesystem's fio throughput as % of it."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print every case with its exact options, "
+                                 "the filesystems, iterations and an estimated duration; run nothing."),
+    as_json: bool = typer.Option(False, "--json", help="With --dry-run: print it as JSON."),
     summary: bool = typer.Option(True, "--summary/--no-summary", hidden=True,
                                  help="Print the summary and verdicts at the end (the guest "
                                  "target turns this off inside the guest: the host prints them)."),
@@ -76,8 +79,8 @@ def run(
     with validate.as_input_errors():   # every input checked before a run row exists
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)
-    store = open_store(results_dir(results))
     if resume:
+        store = open_store(results_dir(results))
         run_id = store.run(resume)["run_id"]
         the_plan = plans.parse(store.run(run_id)["plan"], f"stored plan of {run_id}")
     else:
@@ -91,6 +94,11 @@ def run(
     if mountpoint:
         target = "mountpoint"
     target = target or the_plan.target.get("kind", "loop")
+    if dry_run:
+        _dry_run(the_plan, results, target, as_json)
+        return
+    if not resume:
+        store = open_store(results_dir(results))
 
     from fslab.fio.jobfile import environment_of, job_file_suites
     if job_file_suites(the_plan) and (hosts or the_plan.hosts or target == "guest"):
@@ -163,6 +171,19 @@ def run(
         _after(store, run_id)
     if out.failed and not out.done and not out.skipped:
         raise typer.Exit(1)   # nothing was measured: a failure, whatever the summary says
+
+
+def _dry_run(the_plan, results, target: str, as_json: bool) -> None:
+    """The plan expanded, nothing run; earlier runs in the results store (if it exists:
+    a dry run creates nothing) give the durations."""
+    from fslab.dryrun import outline, print_outline
+    db = results_dir(results) / "fslab.sqlite"
+    o = outline(the_plan, open_store(db.parent) if db.exists() else None, target)
+    if as_json:
+        import orjson
+        print(orjson.dumps(o, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_outline(o, console)
 
 
 def _after(store, run_id: str) -> None:

@@ -125,6 +125,20 @@ class Suite(ABC):
         (the case is left out there; the rest of the run goes on)."""
         return None
 
+    def describe(self, case: Case) -> dict[str, Any]:
+        """What this case will run, for `fslab run --dry-run`: its exact options or task
+        parameters (suites with richer configs say more)."""
+        cfg = case.config
+        if isinstance(cfg, dict) and all(isinstance(v, (str, int, float, bool, type(None)))
+                                         for v in cfg.values()):
+            return {"parameters": dict(cfg)}
+        return {"parameters": dict(case.params)}
+
+    def estimate_seconds(self, case: Case) -> float | None:
+        """A rough duration of one unit of this case, or None when only a past run can
+        tell (`--dry-run` then uses the store's earlier units)."""
+        return None
+
     def mounted(self, ctx: UnitContext, case: Case) -> "MountedFs":
         """The usual setup: a fresh filesystem for this case, or the user's --mountpoint."""
         return MountedFs(ctx, case.image_bytes)

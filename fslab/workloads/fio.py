@@ -164,6 +164,26 @@ class FioSuite(Suite):
                     "inside a filesystem and the raw device has none")
         return case.config.refusal or case.config.job.refusal_for(fs_label, driver.ioctls)
 
+    def describe(self, case: Case) -> dict:
+        if isinstance(case.config, JobFileCase):
+            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text}
+        return {"fio_options": dict(case.config)}
+
+    def estimate_seconds(self, case: Case) -> float | None:
+        """Runtime + ramp, plus laying the files out at ~200 MiB/s and ~5 s to make,
+        mount and tear down the filesystem."""
+        if isinstance(case.config, JobFileCase):
+            return None
+        opts = case.config
+        runtime, ramp = _seconds(opts, "runtime"), _seconds(opts, "ramp_time")
+        size = _bytes_written(opts)
+        moving = size / (200 << 20)
+        if opts.get("time_based") not in (None, "0") and runtime:
+            run = runtime
+        else:   # size-bound, at most runtime
+            run = min(moving, runtime) if runtime else moving
+        return run + ramp + moving + 5.0
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
@@ -249,16 +269,23 @@ def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
     if isinstance(case.config, JobFileCase):   # a user's file: its runtimes are its own
         return override or max(JOB_FILE_DEADLINE_S,
                                deadline.deadline_for(0, 0, case.image_bytes or 0))
-    def seconds(key):
-        try:
-            return float(str(opts.get(key, "0")).rstrip("s") or 0)
-        except ValueError:
-            return 0.0
+    return deadline.deadline_for(_seconds(opts, "runtime"), _seconds(opts, "ramp_time"),
+                                 _bytes_written(opts), override)
+
+
+def _seconds(opts: dict[str, str], key: str) -> float:
     try:
-        size = parse_size(opts.get("size", "0")) * int(opts.get("numjobs", "1") or 1)
+        return float(str(opts.get(key, "0")).rstrip("s") or 0)
+    except ValueError:
+        return 0.0
+
+
+def _bytes_written(opts: dict[str, str]) -> int:
+    """Every clone's file: what the layout writes (and a size-bound job moves)."""
+    try:
+        return parse_size(opts.get("size", "0")) * int(opts.get("numjobs", "1") or 1)
     except (ValueError, TypeError):
-        size = 0
-    return deadline.deadline_for(seconds("runtime"), seconds("ramp_time"), size, override)
+        return 0
 
 
 def _layout(job_path: Path, log_path: Path, directory: str) -> None:

@@ -1,0 +1,116 @@
+"""`fslab run --dry-run`: what a plan would run, without touching a disk.
+
+Every case of every suite on every filesystem, with its exact options (fio's job
+options, task parameters), the iterations, and an estimated duration. The
+estimate of a unit is the median of the same unit in earlier runs of this
+results store at the same profile when there is one (it includes mkfs, mount
+and teardown as they took here), else the suite's own guess from the options
+(fio: runtime + ramp + layout), else unknown, said as such.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from fslab.records import canonical_params
+
+
+def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
+    """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
+    from fslab.cachepolicy import default_for
+    from fslab.filesystems import get as driver_get
+    from fslab.scheduler import plan_pairs
+    pairs, notes = plan_pairs(plan, judge_availability=False)
+    past = _past_durations(store, plan.run.profile) if store is not None else {}
+    unavailable = {}
+    for spec in plan.filesystem:
+        avail = driver_get(spec.name).available()
+        if not avail.ok:
+            unavailable[spec.label] = avail.why
+    n = plan.iterations
+    cases, total, unknown = [], 0.0, 0
+    for spec, suite, case in pairs:
+        key = (spec.name, spec.variant, suite.name, case.name, canonical_params(case.params))
+        if key in past:
+            each, source = past[key], "median of earlier runs here"
+        else:
+            each, source = suite.estimate_seconds(case), "from the options"
+        if each is None:
+            unknown += 1
+            source = "unknown (no earlier run of it in this store)"
+        else:
+            total += each * n
+        cases.append({"filesystem": spec.label, "suite": suite.name, "case": case.name,
+                      "params": case.params, **suite.describe(case),
+                      "image_bytes": case.image_bytes or plan.profile.min_image_bytes,
+                      "seconds_each": None if each is None else round(each, 1),
+                      "estimate_from": source})
+    page_cache = plan.run.page_cache or default_for(plan.profile.name)
+    return {"profile": plan.profile.name, "scaled": plan.profile.scaled,
+            "iterations": n, "adaptive": plan.run.adaptive,
+            "max_iterations": plan.run.max_iterations if plan.run.adaptive else n,
+            "target": target, "page_cache": page_cache,
+            "page_cache_means": _cache_sentence(page_cache),
+            "filesystems": [f.label for f in plan.filesystem],
+            "not_available_here": unavailable, "notes": notes,
+            "units": len(pairs) * n, "cases": cases,
+            "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
+
+
+def _cache_sentence(policy: str) -> str:
+    if policy == "on":
+        return "buffered I/O (page cache on), end_fsync=1 on write jobs unless the job says otherwise"
+    return ("direct=1 added to every job on filesystems that accept O_DIRECT (probed when the "
+            "unit runs); elsewhere the page cache is dropped between layout and measurement")
+
+
+def _past_durations(store, profile: str) -> dict[tuple, float]:
+    """(fs, variant, suite, case, params) -> median seconds of its finished units in earlier
+    runs at this profile."""
+    durations: dict[tuple, list[float]] = {}
+    for run in store.runs():
+        if run.get("profile") != profile:
+            continue
+        for u in store.units(run["run_id"]):
+            if u["status"] == "done" and u.get("started") and u.get("finished"):
+                key = (u["fs"], u["variant"], u["suite"], u["case"], u["params"])
+                durations.setdefault(key, []).append(u["finished"] - u["started"])
+    return {k: statistics.median(v) for k, v in durations.items()}
+
+
+def print_outline(o: dict[str, Any], console) -> None:
+    from fslab.report.format import number
+    console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
+                  f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
+                  f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
+                  + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
+                  + f"; {o['units']} units; target {o['target']}", markup=False)
+    console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
+    for label, why in o["not_available_here"].items():
+        console.print(f"note: {label} cannot be made here now ({why})", markup=False)
+    for n in o["notes"]:
+        console.print(f"note: {n}", markup=False)
+    for c in o["cases"]:
+        params = " ".join(f"{k}={v}" for k, v in c["params"].items() if k != "workload")
+        head = f"{c['filesystem']} {c['suite']}:{c['case']}" + (f" {params}" if params else "")
+        each = "?" if c["seconds_each"] is None else f"~{number(c['seconds_each'])} s"
+        console.print(f"{head}  [{each} each, {c['estimate_from']}]", markup=False)
+        if "fio_options" in c:
+            console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items()),
+                          markup=False)
+        elif "job_file" in c:
+            console.print(f"    job file {c['job_file']} (as run: --json shows its text)",
+                          markup=False)
+        elif c.get("parameters"):
+            console.print("    " + json.dumps(c["parameters"], default=str), markup=False)
+    total = _duration(o["estimate_seconds"])
+    more = (f" + {o['cases_without_estimate']} case(s) with no estimate"
+            if o["cases_without_estimate"] else "")
+    console.print(f"estimated duration: {total}{more} (nothing was run)", markup=False)
+
+
+def _duration(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min" if h else f"{m} min {s:02d} s" if m else f"{s} s"

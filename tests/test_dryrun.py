@@ -1,0 +1,60 @@
+"""`fslab run --dry-run [--json]`: the plan expanded with exact options and a duration
+estimate, and nothing created (no run row, no results store, no image)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_fslab
+
+PLANS = Path(__file__).resolve().parents[1] / "plans"
+
+
+def test_dry_run_json_lists_every_unit_with_its_fio_options(tmp_path, state_dir):
+    results = tmp_path / "results"
+    p = run_fslab("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper", "--dry-run",
+                  "--json", "--results", str(results))
+    o = json.loads(p.stdout)
+    assert o["profile"] == "paper" and o["page_cache"] == "on"
+    fs = o["filesystems"]
+    assert o["units"] == len(o["cases"]) * o["iterations"]
+    assert {c["filesystem"] for c in o["cases"]} <= set(fs)
+    randread = [c for c in o["cases"] if c["case"] == "randread"]
+    assert len(randread) == len(fs)
+    opts = randread[0]["fio_options"]
+    assert opts["rw"] == "randread" and opts["runtime"] == "60" and opts["ioengine"] == "sync"
+    # every case has an estimate from its options: runtime 60 s at least, times the rounds
+    assert all(c["seconds_each"] >= 60 for c in o["cases"])
+    assert o["estimate_seconds"] >= 60 * o["units"]
+    assert not results.exists()   # a dry run creates nothing
+
+
+def test_dry_run_uses_earlier_units_of_the_store_and_says_unknown_otherwise(tmp_path, state_dir):
+    from fslab.store import open_store
+    results = tmp_path / "results"
+    store = open_store(results)
+    plan = PLANS / "s4-aging.toml"
+    first = json.loads(run_fslab("run", str(plan), "--profile", "smoke", "--fs", "ext4",
+                                 "--dry-run", "--json", "--results", str(results)).stdout)
+    case = first["cases"][0]
+    assert case["seconds_each"] is None and case["estimate_from"].startswith("unknown")
+    assert first["cases_without_estimate"] == len(first["cases"])
+    # a finished unit of the same case in an earlier smoke run: its duration is the estimate
+    from fslab.records import UnitKey, canonical_params
+    run_id = store.create_run("", {}, profile="smoke")
+    key = UnitKey("localhost", "ext4", "default", case["suite"], case["case"],
+                  canonical_params(case["params"]), 1)
+    import time
+    store.finish_unit(run_id, key, [], "done", None, started=time.time() - 42, artifact_dir=None)
+    second = json.loads(run_fslab("run", str(plan), "--profile", "smoke", "--fs", "ext4",
+                                  "--dry-run", "--json", "--results", str(results)).stdout)
+    again = next(c for c in second["cases"] if c["case"] == case["case"])
+    assert 41.9 <= again["seconds_each"] <= 43 and again["estimate_from"].startswith("median")
+
+
+def test_dry_run_text_names_the_options_and_the_duration(tmp_path, state_dir):
+    p = run_fslab("run", "--fs", "ext4,xfs", "--suite", "fio", "--profile", "smoke", "-n", "2",
+                  "--dry-run", "--results", str(tmp_path / "r"))
+    assert "20 units" in p.stdout and "ext4 fio:randread" in p.stdout
+    assert "direct=1 added" in p.stdout and "estimated duration:" in p.stdout
+    assert "rw=randread" in p.stdout
