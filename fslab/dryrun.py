@@ -86,7 +86,8 @@ def print_outline(o: dict[str, Any], console) -> None:
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
                   + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
                   + f"; {o['units']} units; target {o['target']}", markup=False)
-    console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
+    if any("fio_options" in c or "job_file" in c for c in o["cases"]):
+        console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
     for label, why in o["not_available_here"].items():
         console.print(f"note: {label} cannot be made here now ({why})", markup=False)
     for n in o["notes"]:
@@ -104,9 +105,10 @@ def print_outline(o: dict[str, Any], console) -> None:
                           markup=False)
         elif c.get("parameters"):
             console.print("    " + json.dumps(c["parameters"], default=str), markup=False)
-    total = _duration(o["estimate_seconds"])
-    more = (f" + {o['cases_without_estimate']} case(s) with no estimate"
-            if o["cases_without_estimate"] else "")
+    total = _duration(o["estimate_seconds"]) if o["estimate_seconds"] or not o["cases_without_estimate"] \
+        else "unknown"
+    more = (f" + {o['cases_without_estimate']} case(s) with no estimate (run them once at this "
+            "profile and a dry run will know)" if o["cases_without_estimate"] else "")
     console.print(f"estimated duration: {total}{more} (nothing was run)", markup=False)
 
 

@@ -226,6 +226,9 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
         if label not in seen_variants:
             seen_variants.add(label)
             store.update_environment(run_id, {"filesystems": {label: ctx.environment["filesystem"]}})
+    if "workload" in ctx.environment:   # what a suite says of its input (aging: the history)
+        store.update_environment(run_id, {"workloads": {
+            f"{unit.key.suite}:{unit.key.case}": ctx.environment["workload"]}})
     records = []
     for m in measurements:
         m.artifact = m.artifact or rel

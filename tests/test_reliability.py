@@ -205,13 +205,13 @@ def test_aging_smoke_records_curves(fs, state_dir, results, tmp_path):
     plan.write_text(AGING_PLAN.format(fs=fs, workloads='["git", "churn"]', pulls=6, every=3))
     _run_all_done(results, tmp_path, str(plan))
     db = _db(results)
-    for case in ("git", "churn"):          # both 6 steps, measured every 3
+    for case in ("git", "churn"):          # both 6 steps, measured at 0 (both fresh) and every 3
         rows = db.execute("SELECT params, metric, value FROM records WHERE \"case\"=? AND "
                           "params LIKE '%\"step\"%'", (case,)).fetchall()
         by_step: dict[int, dict[str, float]] = {}
         for params, metric, value in rows:
             by_step.setdefault(json.loads(params)["step"], {})[metric] = value
-        assert sorted(by_step) == [3, 6], (case, by_step)
+        assert sorted(by_step) == [0, 3, 6], (case, by_step)
         for s, m in by_step.items():
             assert m["grep_cost_aged"] > 0 and m["grep_cost_unaged"] > 0
             assert m["aging_factor"] == pytest.approx(m["grep_cost_aged"] / m["grep_cost_unaged"])
@@ -221,8 +221,10 @@ def test_aging_smoke_records_curves(fs, state_dir, results, tmp_path):
             else:
                 assert 0 < m["layout_score_aged"] <= 1 and 0 < m["layout_score_unaged"] <= 1
     rec = _records(results, case="git")
-    assert rec["failed_steps"] == 0 and rec["resumes"] == 0
+    assert rec["failed_steps"] == 0 and rec["resumes"] == 0 and rec["successful_pulls"] == 6
     assert not list(results.glob("runs/*/aging-state/*")), "kept images must go once done"
+    units = db.execute("SELECT unit FROM records WHERE metric='grep_cost_aged'").fetchall()
+    assert {u for (u,) in units} == {"s/GB"}   # the study's unit
     # every filesystem is aged by the same history (same plan seed and iteration)
     HISTORIES[fs] = _artifact(results, "aging-journal.json", case="git")["source"]["history_sha"]
     assert len(set(HISTORIES.values())) == 1, HISTORIES
@@ -255,7 +257,7 @@ def test_aging_resumes_after_kill9_from_its_journal(state_dir, results, tmp_path
     assert rec["resumes"] == 1 and rec["failed_steps"] == 0
     steps = {json.loads(p)["step"] for (p,) in _db(results).execute(
         "SELECT params FROM records WHERE metric='grep_cost_aged'")}
-    assert steps == {8, 16, 24}          # measurements from before the kill are kept
+    assert steps == {0, 8, 16, 24}       # measurements from before the kill are kept
     assert not _no_leftovers(tmp_path, state_dir)
     assert not list(results.glob(f"runs/{run_id}/aging-state/*"))
 
@@ -280,9 +282,33 @@ def test_aging_logs_a_failed_pull_and_goes_on(state_dir, results, tmp_path):
     _run_all_done(results, tmp_path, str(plan))
     rec = _records(results, case="git")
     assert rec["failed_steps"] >= 1 and "grep_cost_aged" in rec
+    # the x axis counts successful pulls only: the last grep is at the last successful pull
+    assert rec["successful_pulls"] == 5 - rec["failed_steps"]
+    steps = {json.loads(p)["step"] for (p,) in _db(results).execute(
+        "SELECT params FROM records WHERE metric='grep_cost_aged'")}
+    assert steps == {0, rec["successful_pulls"]}
     journal = _artifact(results, "aging-journal.json", case="git")
     first = journal["failures"][0]
     assert first["step"] == 3 and first["exit"] != 0 and "corruption" in first["output"], first
     log = next(results.glob("runs/*/ext4-default/aging-git-*/iter-001/failed-steps.log")).read_text()
     assert f"step 3 {first['sha']}: git pull exit {first['exit']}" in log
+    assert not _no_leftovers(tmp_path, state_dir)
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_aging_stops_after_the_successful_pulls_the_study_stopped_at(state_dir, results, tmp_path):
+    plan = tmp_path / "aging.toml"
+    plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=8, every=2)
+                    + "stop_after = 3\n")
+    _run_all_done(results, tmp_path, str(plan))
+    rec = _records(results, case="git")
+    assert rec["successful_pulls"] == 3 and rec["failed_steps"] == 0
+    steps = {json.loads(p)["step"] for (p,) in _db(results).execute(
+        "SELECT params FROM records WHERE metric='grep_cost_aged'")}
+    assert steps == {0, 2, 3}
+    env = json.loads(_db(results).execute("SELECT environment FROM runs").fetchone()[0])
+    said = env["workloads"]["aging:git"]   # which history was replayed, and how
+    assert said["x_axis"] == "successful pulls" and said["stop_after"] == 3
+    assert said["history"].startswith("generated source tree") and len(said["history_sha1"]) == 40
     assert not _no_leftovers(tmp_path, state_dir)

@@ -6,12 +6,16 @@ Methods (cases):
   churn  - Geriatrix-style: keep the filesystem ~80% full while deleting and creating
            files until N times its size has been written
 
-Every `every` steps: a cold-cache recursive grep for a string that never occurs
+At step 0 (both filesystems fresh: the noise floor, as the study measured it) and
+every `every` steps: a cold-cache recursive grep for a string that never occurs
 (cache emptied by the driver's cold_cache(): remount, or zpool export/import, plus
 drop_caches; `fincore` shows what was still resident), grep cost = seconds per
-GiB of tree; the layout score (fslab/fiemap.py) of the same read order; then the
-unaged twin: a fresh filesystem of the same type and options, the same tree
-copied onto it, grepped and scored the same way. Records carry params {"step": k}.
+GB (10^9 bytes, the study's unit) of tree; the layout score (fslab/fiemap.py) of
+the same read order; then the unaged twin: a fresh filesystem of the same type and
+options, the same tree copied onto it, grepped and scored the same way. Records
+carry params {"step": k}. For git, a step is a *successful* pull (the study's x
+axis): a failed pull is logged and does not count, and `stop_after` ends the
+replay after that many successful pulls (the study stopped at 393).
 
 A failed step (e.g. git exit 128) is logged with its output and the run goes on.
 The aged filesystem's images and a step journal live in
@@ -23,10 +27,11 @@ Plan table:
     kind = "aging"
     workloads = ["git", "churn"]
     repo = "/path/to/linux"    # git: replay this repository's first-parent history
-    pulls = 10000              # git steps (default: scaled from the study's 10000)
+    pulls = 5000               # git pulls to attempt (default: scaled from the study's 5000)
+    stop_after = 393           # git: stop after this many successful pulls (default: none)
     files = 20000              # generated history: files in the initial tree
     overwrites = 10            # churn: times the filesystem's size is rewritten
-    every = 100                # measure every N steps (default: ~100 points at paper)
+    every = 50                 # measure every N steps (default: ~100 points: 50 at paper)
     image_size = "20G"         # aged image (default: sized from the tree)
     fullness = 0.8             # churn: target utilization
 """
@@ -52,8 +57,11 @@ from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
 KNOWN = {"repo", "pulls", "files", "overwrites", "every", "image_size", "fullness",
-         "steps_per_overwrite"}
-STUDY_PULLS, STUDY_POINTS, STUDY_FILES = 10000, 100, 20000
+         "steps_per_overwrite", "stop_after"}
+# the reported configuration: 5,000 pulls, a grep every 50 (the first one, 10,000 every 100,
+# was abandoned); it reached 393 successful pulls
+STUDY_PULLS, STUDY_POINTS, STUDY_FILES = 5000, 100, 20000
+GB = 10**9
 CHURN_MEDIAN, CHURN_SIGMA = 32 * 1024, 1.5
 
 
@@ -70,11 +78,15 @@ class AgingSuite(Suite):
         cases = []
         if "git" in names:
             pulls = int(o.get("pulls", profile.count(STUDY_PULLS, minimum=10)))
+            stop = int(o["stop_after"]) if o.get("stop_after") else None
             cfg = {"pulls": pulls, "every": int(o.get("every", max(1, pulls // points))),
                    "repo": o.get("repo"), "files": int(o.get("files", profile.count(STUDY_FILES, 300))),
-                   "image_size": o.get("image_size")}
-            cases.append(Case("git", {"method": "git", "pulls": pulls, "every": cfg["every"],
-                                      "source": cfg["repo"] or f"generated:{cfg['files']}"}, cfg))
+                   "image_size": o.get("image_size"), "stop_after": stop}
+            params = {"method": "git", "pulls": pulls, "every": cfg["every"],
+                      "source": cfg["repo"] or f"generated:{cfg['files']}"}
+            if stop:
+                params["stop_after"] = stop
+            cases.append(Case("git", params, cfg))
         if "churn" in names:
             spo = int(o.get("steps_per_overwrite", 4))
             overwrites = int(o.get("overwrites", profile.count(10)))
@@ -103,16 +115,26 @@ class AgingSuite(Suite):
                                                     "recovery": method.recover(kept.inst, j)})
             else:
                 j.update(method=case.name, next_step=1, measurements=[], failures=[],
-                         needle=needle(ctx), pull_seconds=0.0)
+                         needle=needle(ctx), pull_seconds=0.0, progress=0)
                 method.start(kept.inst, j)
+                # step 0: both fresh, so aged vs unaged shows the noise floor
+                j["measurements"] += measure_step(ctx, kept.inst, method.tree(kept.inst), 0,
+                                                  j["needle"])
+            ctx.environment["workload"] = method.describe(j)
             kept.save()
             for k in range(j["next_step"], method.steps + 1):
+                before = j.setdefault("progress", k - 1)
                 method.step(kept.inst, k, j)
-                if k % method.every == 0 or k == method.steps:
-                    j["measurements"] += measure_step(ctx, kept.inst, method.tree(kept.inst), k,
-                                                      j["needle"])
+                done = j["progress"]   # git: successful pulls so far; churn: steps
+                last = k == method.steps or method.finished(j)
+                measured = any(m["params"].get("step") == done for m in j["measurements"])
+                if not measured and (done > before and done % method.every == 0 or last):
+                    j["measurements"] += measure_step(ctx, kept.inst, method.tree(kept.inst),
+                                                      done, j["needle"])
                 j["next_step"] = k + 1
                 kept.save()
+                if method.finished(j):
+                    break
         except BaseException:
             kept.close()          # keep the images and journal: --resume continues from here
             raise
@@ -192,7 +214,9 @@ class GitAging:
         t = time.perf_counter()
         r = gitreplay.pull(self.tree(inst), self.src, sha)
         j["pull_seconds"] += time.perf_counter() - t
-        if not r.ok:   # log it and go on: the study's script died here and was restarted by hand
+        if r.ok:
+            j["progress"] += 1
+        else:   # log it and go on: the study's script died here and was restarted by hand
             entry = {"step": k, "sha": sha, "exit": r.returncode,
                      "output": (r.stdout + r.stderr)[-4000:]}
             j["failures"].append(entry)
@@ -200,8 +224,23 @@ class GitAging:
                 f.write(f"step {k} {sha}: git pull exit {r.returncode}\n{entry['output']}\n")
             self.ctx.log(f"aging git: step {k} failed (git exit {r.returncode}); continuing")
 
+    def finished(self, j: dict) -> bool:
+        return bool(self.cfg.get("stop_after")) and j["progress"] >= self.cfg["stop_after"]
+
+    def describe(self, j: dict) -> dict:
+        """Which history was replayed, for the run's environment and the report."""
+        src = self.cfg["repo"]
+        return {"method": "git replay", "history": (f"repository {src} (first-parent commits, "
+                                                    "oldest first)" if src else
+                                                    f"generated source tree ({self.cfg['files']} "
+                                                    f"files, seeded)"),
+                "commits": j["source"]["commits"], "history_sha1": j["source"]["history_sha"],
+                "pulls": self.steps, "every": self.every, "stop_after": self.cfg.get("stop_after"),
+                "x_axis": "successful pulls"}
+
     def summary(self, j: dict, rel: str) -> list[Measurement]:
-        return [Measurement("failed_steps", len(j["failures"]), "count", "lower", rel),
+        return [Measurement("successful_pulls", j.get("progress", 0), "count", None, rel),
+                Measurement("failed_steps", len(j["failures"]), "count", "lower", rel),
                 Measurement("pull_seconds_total", j["pull_seconds"], "s", "lower", rel),
                 Measurement("resumes", len(j.get("resumes", [])), "count", None, rel)]
 
@@ -235,6 +274,14 @@ class ChurnAging:
         budget = total // self.cfg["steps_per_overwrite"]
         # seeded per step, so a resumed run makes the same choices as an uninterrupted one
         j["written_bytes"] += self._churn(inst, random.Random(shared_seed(self.ctx, "churn", k)), budget)
+        j["progress"] = k
+
+    def finished(self, j: dict) -> bool:
+        return False
+
+    def describe(self, j: dict) -> dict:
+        return {"method": "churn (Geriatrix-style)", "steps": self.steps, "every": self.every,
+                "fullness": self.cfg["fullness"], "x_axis": "steps"}
 
     def _churn(self, inst: Instance, rng: random.Random, budget: int) -> int:
         """Write until `budget` bytes (0: just fill to fullness); delete when above fullness."""
@@ -294,7 +341,7 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
         run(["cp", "-a", str(tree), str(copy)], timeout=24 * 3600)
         u = cold_grep(twin, copy, text)
     for label, g in (("aged", a), ("unaged", u)):
-        rec(f"grep_cost_{label}", g["cost"], "s/GiB", "lower")
+        rec(f"grep_cost_{label}", g["cost"], "s/GB", "lower")
         rec(f"grep_seconds_{label}", g["seconds"], "s", "lower")
         rec(f"layout_score_{label}", g["layout"], "ratio", "higher")
         rec(f"cold_cache_resident_{label}", g["resident_bytes"], "B", "lower")
@@ -305,7 +352,7 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
     if a["grep_exit"] != 1 or u["grep_exit"] != 1:
         raise StepFailed(f"grep for {text!r} exited {a['grep_exit']}/{u['grep_exit']} "
                          "(expected 1: no match); the timing would be wrong")
-    ctx.log(f"aging step {step}: grep {a['cost']:.2f} s/GiB aged, {u['cost']:.2f} unaged; "
+    ctx.log(f"aging step {step}: grep {a['cost']:.2f} s/GB aged, {u['cost']:.2f} unaged; "
             f"layout {a['layout']} / {u['layout']}")
     return out
 
@@ -324,7 +371,7 @@ def cold_grep(inst: Instance, tree: Path, text: str) -> dict[str, Any]:
     t = time.perf_counter()
     r = run(["grep", "-r", "-F", "--", text, str(tree)], check=False, timeout=24 * 3600)
     seconds = time.perf_counter() - t
-    return {"seconds": seconds, "cost": seconds / (size / GiB) if size else None,
+    return {"seconds": seconds, "cost": seconds / (size / GB) if size else None,
             "tree_bytes": size, "files": len(files), "layout": layout, "grep_exit": r.returncode,
             "resident_bytes": resident, "cold_cache": evidence}
 

@@ -14,7 +14,8 @@ from fslab.report.figures import FigureContext, Section
 from fslab.report.svg import colors, figure, to_svg
 
 SUITES = ("aging",)
-PANELS = (("grep_cost", "grep cost (s/GiB)"), ("layout_score", "layout score (1 = sequential)"))
+PANELS = (("grep_cost", "grep cost"), ("layout_score", "layout score (1 = sequential)"))
+X_AXIS = {"git": "successful git pulls", "churn": "churn steps"}
 
 
 def curves(data: pd.DataFrame) -> pd.DataFrame:
@@ -25,8 +26,8 @@ def curves(data: pd.DataFrame) -> pd.DataFrame:
     d["step"] = [orjson.loads(p).get("step") for p in d["params"]]
     d = d.dropna(subset=["step"])
     d[["quantity", "state"]] = d["metric"].str.extract(r"^(grep_cost|layout_score)_(aged|unaged)$")
-    return (d.groupby(["case", "level", "step", "quantity", "state"], as_index=False)["value"]
-            .median())
+    return (d.groupby(["case", "level", "step", "quantity", "state", "unit"], as_index=False)
+            ["value"].median())
 
 
 def sections(ctx: FigureContext) -> list[Section]:
@@ -44,15 +45,17 @@ def sections(ctx: FigureContext) -> list[Section]:
                 ax.plot(s["step"], s["value"], marker="o", markersize=3,
                         linestyle="-" if state == "aged" else "--", color=palette.get(level),
                         label=f"{level} {state}")
-            ax.set_xlabel(f"{case} aging step")
-            ax.set_ylabel(label)
+            ax.set_xlabel(X_AXIS.get(case, f"{case} aging step"))
+            units = sorted(set(q["unit"]))   # s/GB (s/GiB in stores of older versions)
+            ax.set_ylabel(f"{label} ({units[0]})" if quantity == "grep_cost" and units else label)
             if quantity == "layout_score":
                 ax.set_ylim(0, 1.05)
             if not q.empty:
                 ax.legend(fontsize=6, frameon=False)
         no_layout = sorted(set(g["level"]) - set(g[g["quantity"] == "layout_score"]["level"]))
         caption = ("Solid: aged; dashed: unaged twin. Median over iterations per step. "
-                   "Grep cost = cold-cache recursive grep time / tree size.")
+                   "Grep cost = cold-cache recursive grep time / tree size. Step 0: both "
+                   "filesystems fresh, the noise floor.")
         if no_layout:
             caption += (f" Layout score not measurable on {', '.join(no_layout)} "
                         "(no FIEMAP); nothing is drawn for it.")
