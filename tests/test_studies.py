@@ -2,6 +2,8 @@
 and small real runs store every metric for every filesystem and leave nothing behind."""
 from __future__ import annotations
 
+import re
+
 import sqlite3
 import zlib
 from pathlib import Path
@@ -163,6 +165,12 @@ def test_s3_tasks_and_capacity(state_dir, results, tmp_path):
         r[("xfs", "tasks", "02-mount", "capacity_initial")][0]   # ext3's 5% reserve, as in S3
     finds = list((results / "runs").rglob("find.txt"))
     assert len(finds) == 2 and all(f.read_text().count(".dat") > 5 for f in finds)
+    # the study's table: capacity to 0.01 % and means beside medians (S3 reported means)
+    html = tmp_path / "s3.html"
+    run_fslab("report", "--results", str(results), "--html", str(html))
+    text = html.read_text()
+    assert re.search(r"capacity after mkfs</td><td>\d+\.\d\d % \(mean \d+\.\d\d %\)", text)
+    assert re.search(r"s \(mean [\d.,]+ (s|ms)\) · ", text)
 
 
 @pytest.mark.e2e

@@ -16,10 +16,12 @@ def with_params(df: pd.DataFrame) -> pd.DataFrame:
     return df.join(parsed.drop(columns=[c for c in parsed.columns if c in df.columns]))
 
 
-def medians(summary: pd.DataFrame, metrics: list[str], by: list[str]) -> pd.DataFrame:
-    """Median over iterations of each metric, one row per `by` group, one column per metric."""
+def medians(summary: pd.DataFrame, metrics: list[str], by: list[str],
+            of: str = "median") -> pd.DataFrame:
+    """Median (or `of`: mean) over iterations of each metric, one row per `by` group, one
+    column per metric."""
     s = summary[summary["metric"].isin(metrics)]
-    return s.pivot_table(index=by, columns="metric", values="median", aggfunc="first",
+    return s.pivot_table(index=by, columns="metric", values=of, aggfunc="first",
                          observed=True)
 
 
