@@ -41,8 +41,11 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
             source = "unknown (no earlier run of it in this store)"
         else:
             total += each * n
+        said = suite.describe(case)
+        if "fio_options" in said:   # what the cache policy adds when the unit runs
+            said["direct_io"] = _direct_io(said["fio_options"], plan)
         cases.append({"filesystem": spec.label, "suite": suite.name, "case": case.name,
-                      "params": case.params, **suite.describe(case),
+                      "params": case.params, **said,
                       "image_bytes": case.image_bytes or plan.profile.min_image_bytes,
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
@@ -56,6 +59,15 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
             "not_available_here": unavailable, "notes": notes,
             "units": len(pairs) * n, "cases": cases,
             "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
+
+
+def _direct_io(options: dict, plan) -> str:
+    from fslab.cachepolicy import default_for
+    if "direct" in options:
+        return f"direct={options['direct']} as the plan sets"
+    if (plan.run.page_cache or default_for(plan.profile.name)) == "on":
+        return "buffered (page cache on)"
+    return "direct=1 where the filesystem accepts O_DIRECT (probed when the unit runs)"
 
 
 def _cache_sentence(policy: str) -> str:
@@ -98,8 +110,8 @@ def print_outline(o: dict[str, Any], console) -> None:
         each = "?" if c["seconds_each"] is None else f"~{number(c['seconds_each'])} s"
         console.print(f"{head}  [{each} each, {c['estimate_from']}]", markup=False)
         if "fio_options" in c:
-            console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items()),
-                          markup=False)
+            console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items())
+                          + f"  [{c['direct_io']}]", markup=False)
         elif "job_file" in c:
             console.print(f"    job file {c['job_file']} (as run: --json shows its text)",
                           markup=False)

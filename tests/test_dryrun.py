@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import run_fslab
+from fslab.profiles import GiB, parse_size
 
 PLANS = Path(__file__).resolve().parents[1] / "plans"
 
@@ -58,3 +59,21 @@ def test_dry_run_text_names_the_options_and_the_duration(tmp_path, state_dir):
     assert "20 units" in p.stdout and "ext4 fio:randread" in p.stdout
     assert "direct=1 added" in p.stdout and "estimated duration:" in p.stdout
     assert "rw=randread" in p.stdout
+
+
+def test_dry_run_of_s0_at_paper_shows_the_studys_protocol(tmp_path, state_dir):
+    """Direct I/O for the libaio jobs, numjobs 1..16, each job in its own region of the
+    shared file, iodepth 16 and 128 in Test 1, and one pass as the study ran."""
+    o = json.loads(run_fslab("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
+                             "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    assert o["iterations"] == 1 and o["page_cache"] == "off"
+    ext4 = [c for c in o["cases"] if c["filesystem"] == "ext4"]
+    assert all(c["direct_io"].startswith("direct=1 where") for c in ext4)
+    t2 = [c["fio_options"] for c in ext4 if c["case"] == "t2-read"]
+    assert sorted({int(x["numjobs"]) for x in t2}) == list(range(1, 17))
+    for x in t2:   # regions laid end to end fill the case's file exactly once
+        n, per = int(x["numjobs"]), parse_size(x["size"])
+        if n > 1:
+            assert x["offset_increment"] == x["size"]
+        assert per * n <= 10 * GiB
+    assert {c["fio_options"]["iodepth"] for c in ext4 if c["case"] == "t1-randread"} == {"16", "128"}

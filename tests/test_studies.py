@@ -237,5 +237,5 @@ bs = ["4k", "64k"]
     eff = efficiency(per_iteration(a.data))
     assert len(eff) == 4 and (eff["pct_of_raw"] > 0).all()
     titles = [s.title for s in sections(FigureContext(a, "fio", a.summary, a.data))]
-    assert {"Throughput vs block size", "Efficiency vs raw device",
-            "Operations per CPU percent (mixed read/write)"} <= set(titles)
+    assert {"Throughput vs block size", "Throughput as % of the raw device",
+            "Efficiency: operations per CPU percent (mixed read/write)"} <= set(titles)

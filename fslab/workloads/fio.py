@@ -103,8 +103,8 @@ def image_bytes_for(opts: dict[str, str]) -> int:
     jobs = int(opts.get("numjobs", "1"))
     nfiles = int(opts.get("nrfiles", "1"))
     data = size * jobs if nfiles == 1 or "filesize" not in opts else size * jobs * nfiles
-    if "filename" in opts:   # the jobs share one named file
-        data = size
+    if "filename" in opts:   # the jobs share one named file (each its own region, if split)
+        data = size + parse_size(opts.get("offset_increment", "0")) * (jobs - 1)
     return int(data * 1.4) + (96 << 20)
 
 
@@ -117,7 +117,7 @@ class FioSuite(Suite):
         o = spec.options
         if "job_files" in o:
             return job_file_cases(o, profile)
-        unknown = set(o) - {"fio", "jobs", "sweep", "scale"}
+        unknown = set(o) - {"fio", "jobs", "sweep", "scale", "per_job_regions"}
         if unknown:
             raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
                              "use [suite.fio] for fio options")
@@ -146,8 +146,10 @@ class FioSuite(Suite):
                 opts = {**base, **combo}
                 if do_scale:
                     opts = scale_options(opts, profile, factor)
+                params = {"workload": n, **{k: opts[k] for k in sweep}}   # the case's file size
+                if o.get("per_job_regions"):
+                    split_regions(opts)
                 _finish_options(opts, explicit={**common, **jobs[n], **combo})
-                params = {"workload": n, **{k: opts[k] for k in sweep}}
                 key = tuple(sorted(params.items()))
                 if key in seen:   # scaling collapsed two sweep points into one
                     continue
@@ -324,6 +326,20 @@ def job_labels(jobs: list) -> list[str]:
         else:
             out.append(j.job_name)
     return out
+
+
+def split_regions(opts: dict[str, str]) -> None:
+    """Jobs sharing one file each get their own region of it (`size` / numjobs, laid end
+    to end with offset_increment), so sequential jobs do not read the same offsets at once;
+    the file stays `size` long."""
+    jobs = int(opts.get("numjobs", "1") or 1)
+    if "filename" not in opts or jobs < 2:
+        return
+    per = parse_size(opts["size"]) // jobs // (1 << 20) * (1 << 20)   # whole MiB: aligned
+    if per < parse_size(opts.get("bs", "4k")):
+        raise FslabError(f"per_job_regions: size {opts['size']} / {jobs} jobs leaves less than "
+                         f"one block (bs {opts.get('bs')}) per job")
+    opts["size"] = opts["offset_increment"] = f"{per >> 20}M"
 
 
 def _finish_options(opts: dict[str, str], explicit: dict[str, str]) -> None:

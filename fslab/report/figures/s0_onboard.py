@@ -1,5 +1,7 @@
-"""S0's views of fio sweeps: throughput vs block size, IOPS vs threads, CPU vs file size,
-maximum latency, efficiency vs the raw device and operations per CPU percent.
+"""S0's views of fio sweeps: throughput vs block size, IOPS vs threads, CPU vs file size
+(at the most jobs, as the study's figures), maximum latency, throughput as % of the raw
+device, and efficiency: operations per CPU percent, per direction (the study's word and
+its read/write split).
 
 Each view appears only when the run has what it needs (a block-size, numjobs or
 size sweep; a `raw` level), so plain fio runs are not cluttered. Values are
@@ -34,17 +36,23 @@ def per_iteration(data: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "throughput": col("read_bw").fillna(0) + col("write_bw").fillna(0),
         "iops": col("read_iops").fillna(0) + col("write_iops").fillna(0),
+        "read_iops": col("read_iops"),
+        "write_iops": col("write_iops"),
         "mixed": (col("read_iops").fillna(0) > 0) & (col("write_iops").fillna(0) > 0),
         "lat_max": np.fmax(col("read_lat_max"), col("write_lat_max")),
         "cpu": col("cpu_busy_system_wide"),
     }, index=wide.index)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["iops_per_cpu"] = out["iops"] / out["cpu"].where(out["cpu"] > 0)
+        busy = out["cpu"].where(out["cpu"] > 0)
+        out["iops_per_cpu"] = out["iops"] / busy
+        out["read_iops_per_cpu"] = out["read_iops"] / busy
+        out["write_iops_per_cpu"] = out["write_iops"] / busy
     return with_params(out.reset_index())
 
 
 def medians_of(it: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    values = ["throughput", "iops", "lat_max", "cpu", "iops_per_cpu"]
+    values = ["throughput", "iops", "lat_max", "cpu", "iops_per_cpu", "read_iops_per_cpu",
+              "write_iops_per_cpu"]
     return it.groupby(by, sort=True, dropna=False)[values].median().reset_index()
 
 
@@ -102,6 +110,24 @@ def case_rows(m: pd.DataFrame, levels: list[str], value) -> tuple[list[dict], li
     return rows, ["workload", *[lv for lv in levels if lv in set(m["level"])]]
 
 
+def per_direction(r) -> str:
+    def one(v):
+        return "–" if pd.isna(v) else f"{v:,.0f}"
+    return f"read {one(r['read_iops_per_cpu'])} · write {one(r['write_iops_per_cpu'])}"
+
+
+def at_most_jobs(sz: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The size sweep at each case's largest numjobs (the study plotted CPU at 16 jobs),
+    and how to say it."""
+    if sz.empty or "numjobs" not in sz.columns or sz["numjobs"].isna().all():
+        return sz, "each case's job count"
+    n = pd.to_numeric(sz["numjobs"], errors="coerce")
+    most = n.groupby(sz["case"]).transform("max")
+    top = sorted(set(n[n == most].dropna().astype(int)))
+    return sz[n == most], (f"{top[0]} jobs" if len(top) == 1 else
+                           f"each case's most jobs ({', '.join(map(str, top))})")
+
+
 def efficiency(it: pd.DataFrame) -> pd.DataFrame:
     """Each level's median throughput as % of the raw device's, for cases raw also ran."""
     m = medians_of(it, ["suite", "case", "params", "level"])
@@ -131,16 +157,14 @@ def sections(ctx: FigureContext) -> list[Section]:
         out.append(Section("IOPS vs threads", svg,
                            "Read + write IOPS, median over iterations; a line per filesystem × "
                            "workload, a panel per file size (S0 Test 2)."))
-    sz = swept(it, "size")
-    if not sz.empty:
-        sz = sz.groupby(["level", "case", "size", "iteration"], sort=True)[
-            ["throughput", "iops", "lat_max", "cpu", "iops_per_cpu"]].mean().reset_index()
+    sz, jobs = at_most_jobs(swept(it, "size"))
     svg = line_panels(sz, ["case"], "size", "cpu", ["level"], levels, "file size (MiB)",
                       "CPU busy, system-wide (%)", 1.0, xscale=1 << 20)
     if svg:
         out.append(Section("CPU vs file size", svg,
                            "System-wide CPU (/proc/stat: all processes and kernel threads, "
-                           "% of all CPUs) during the run, averaged over the numjobs points."))
+                           f"% of all CPUs) during the run, at {jobs} (the study's figures are "
+                           "at 16 jobs)."))
     sweeps = it[[c for c in it.columns if c in ("bs", "numjobs", "size", "runtime")]].notna().any(axis=1)
     lat = medians_of(it[sweeps], ["suite", "case", "params", "level"])
     if not lat.empty:
@@ -152,7 +176,8 @@ def sections(ctx: FigureContext) -> list[Section]:
         eff = efficiency(it)
         if not eff.empty:
             rows, cols = case_rows(eff, levels, lambda r: cell(r["pct_of_raw"], "%"))
-            out.append(Section("Efficiency vs raw device", html_table(rows, cols, "s0-efficiency"),
+            out.append(Section("Throughput as % of the raw device",
+                               html_table(rows, cols, "s0-pct-of-raw"),
                                "Median throughput as % of the raw device's in the same run and "
                                "case (at a fixed block size IOPS give the same ratio). Above "
                                "100%: the filesystem's cache (page cache, ZFS's ARC) served more "
@@ -160,10 +185,10 @@ def sections(ctx: FigureContext) -> list[Section]:
     mixed = it[it["mixed"] & sweeps]
     if not mixed.empty:
         m = medians_of(mixed, ["suite", "case", "params", "level"])
-        rows, cols = case_rows(m, levels, lambda r: "–" if pd.isna(r["iops_per_cpu"])
-                               else f"{r['iops_per_cpu']:,.0f}")
-        out.append(Section("Operations per CPU percent (mixed read/write)",
-                           html_table(rows, cols, "s0-iops-per-cpu"),
-                           "(read + write IOPS) / system-wide CPU %, per iteration, then the "
-                           "median (S0 Test 3). Higher: more work per unit of CPU."))
+        rows, cols = case_rows(m, levels, per_direction)
+        out.append(Section("Efficiency: operations per CPU percent (mixed read/write)",
+                           html_table(rows, cols, "s0-efficiency"),
+                           "Read IOPS / system-wide CPU % and write IOPS / CPU %, per "
+                           "iteration, then the median (S0 Test 3; the study's 'efficiency', "
+                           "reported per direction). Higher: more work per unit of CPU."))
     return out
