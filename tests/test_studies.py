@@ -57,7 +57,10 @@ def test_paper_profile_has_the_studies_parameters():
     t1 = {u.case.config["bs"] for (fs, c, _), u in s0.items() if fs == "ext4" and c == "t1-randread"}
     assert t1 == {"1k", "4k", "16k", "64k", "128k", "1m", "4m", "16m", "64m", "100m"}
     t2 = [u.case.config for (fs, c, _), u in s0.items() if fs == "zfs" and c.startswith("t2-")]
-    assert {(parse_size(c["size"]), c["numjobs"]) for c in t2} >= {(2 * GiB, "1"), (10 * GiB, "16")}
+    # each job has its own region of the case's file (size / numjobs, end to end)
+    assert {(parse_size(c["size"]) * int(c["numjobs"]), c["numjobs"]) for c in t2} >= \
+        {(2 * GiB, "1"), (10 * GiB, "16")}
+    assert {c["numjobs"] for c in t2} == {str(n) for n in range(1, 17)}
     assert all(c["iodepth"] == "256" and c["bs"] == "128k" for c in t2)
     t3 = {u.case.config["runtime"] for (fs, c, _), u in s0.items() if c.startswith("t3-")}
     assert t3 == {"60", "1200"}
