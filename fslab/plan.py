@@ -238,46 +238,17 @@ def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | N
 
 
 def to_toml(plan: Plan) -> str:
-    """A plan file equivalent to `plan` (so a CLI run can be re-run from its stored plan)."""
-    def val(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return str(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{_key(k)} = {val(x)}" for k, x in v.items()) + " }"
-        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
-    out = ["[run]"]
-    for k, v in plan.run.model_dump(exclude_none=True).items():
-        out.append(f"{k} = {val(v)}")
-    for fs in plan.filesystem:
-        out.append("\n[[filesystem]]")
-        for k, v in fs.model_dump(exclude_defaults=True).items():
-            out.append(f"{k} = {val(v)}")
-        if "name" not in fs.model_dump(exclude_defaults=True):
-            out.append(f"name = {val(fs.name)}")
-    for s in plan.suite:
-        out.append("\n[[suite]]")
-        out.append(f"kind = {val(s.kind)}")
-        if s.workloads is not None:
-            out.append(f"workloads = {val(s.workloads)}")
-        options = s.model_extra or {}   # incl. [suite.profiles]
-        for k, v in options.items():
-            if not isinstance(v, dict):
-                out.append(f"{_key(k)} = {val(v)}")
-        for k, v in options.items():
-            if isinstance(v, dict):
-                out.append(f"[suite.{_key(k)}]")
-                for kk, vv in v.items():
-                    out.append(f"{_key(kk)} = {val(vv)}")
+    """A plan file equivalent to `plan` (so a CLI run can be re-run from its stored plan):
+    every section, [hosts] and [target] included."""
+    import tomli_w
+    data: dict[str, Any] = {"run": plan.run.model_dump(exclude_none=True)}
+    data["filesystem"] = [{"name": f.name, **f.model_dump(exclude_defaults=True)}
+                          for f in plan.filesystem]
+    data["suite"] = [{"kind": s.kind, **({"workloads": s.workloads} if s.workloads is not None
+                                         else {}), **(s.model_extra or {})} for s in plan.suite]
+    if plan.hosts:
+        data["hosts"] = plan.hosts
     if plan.target:
-        out.append("\n[target]")
-        for k, v in plan.target.items():
-            out.append(f"{_key(k)} = {val(v)}")
-    return "\n".join(out) + "\n"
+        data["target"] = plan.target
+    return tomli_w.dumps({k: v for k, v in data.items() if v != []})
 
-
-def _key(k: str) -> str:
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else '"' + k + '"'

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 
+from pathlib import Path
+
 import pytest
 
 from fslab import plan as plans
@@ -33,6 +35,23 @@ def test_cli_plan_round_trips_through_toml():
     assert [(f.name, f.variant, f.mkfs_options, f.mount_options) for f in q.filesystem] == \
         [("ext4", "default", ["-b", "4096"], ["noatime"]), ("zfs", "dedup", ["-b", "4096"], ["noatime"])]
     assert q.iterations == 3 and q.run.seed == 7 and q.suite[0].options == {"fio": {"bs": "8k"}}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1]
+                                                          / "plans").glob("s*.toml")))
+def test_every_shipped_plan_round_trips_through_toml(name):
+    p = plans.load(Path(__file__).resolve().parents[1] / "plans" / name)
+    q = plans.parse(plans.to_toml(p))
+    assert q.model_dump() == p.model_dump()
+    assert [s.model_extra for s in q.suite] == [s.model_extra for s in p.suite]
+
+
+def test_hosts_and_target_survive_the_round_trip():
+    text = ('[[filesystem]]\nname = "ext4"\n[[suite]]\nkind = "fio"\n[target]\nkind = "guest"\n'
+            '[hosts]\nmode = "local"\n[[hosts.host]]\nname = "a b"\naddress = "127.0.0.2"\n')
+    q = plans.parse(plans.to_toml(plans.parse(text)))
+    assert q.hosts == {"mode": "local", "host": [{"name": "a b", "address": "127.0.0.2"}]}
+    assert q.target == {"kind": "guest"}
 
 
 def test_schema_version_mismatch_is_a_clear_error(tmp_path):

@@ -109,17 +109,9 @@ def _hosts_text(hosts: HostsFile) -> str:
             return hosts.source_text
     except tomllib.TOMLDecodeError:
         pass
-    lines = [f'mode = "{hosts.mode}"', f"port = {hosts.port}"]
-    for h in hosts.host:
-        lines.append("\n[[host]]")
-        for k, v in h.model_dump(exclude_defaults=True).items():
-            lines.append(f"{k} = {_toml_value(v)}")
-    return "\n".join(lines) + "\n"
-
-
-def _toml_value(v) -> str:
-    import json
-    return json.dumps(v)     # strings, ints and lists of strings: JSON spells them as TOML
+    import tomli_w
+    return tomli_w.dumps({"mode": hosts.mode, "port": hosts.port,
+                          "host": [h.model_dump(exclude_defaults=True) for h in hosts.host]})
 
 
 def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: str,
