@@ -65,12 +65,7 @@ def read(devices: list[str]) -> DevCounters:
 
 def source_device_of(directory: str) -> str | None:
     """The block device a mounted directory lives on (for --mountpoint runs), if any."""
-    real = os.path.realpath(directory)
-    best, best_len = None, -1
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            mp = pre.split()[4]
-            if (real == mp or real.startswith(mp.rstrip("/") + "/")) and len(mp) > best_len:
-                best, best_len = post.split()[1], len(mp)
+    from fslab.filesystems.mounts import mount_holding
+    m = mount_holding(directory)
+    best = m.source if m else None
     return best if best and best.startswith("/dev/") and stat_path(best) else None

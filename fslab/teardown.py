@@ -15,9 +15,8 @@ from fslab.proc import run, which
 
 
 def is_mounted(path: str) -> bool:
-    real = os.path.realpath(path)
-    with open("/proc/self/mountinfo") as f:
-        return any(line.split()[4] == real for line in f)
+    from fslab.filesystems.mounts import is_mounted as mounted
+    return mounted(path)
 
 
 def umount(path: str, attempts: int = 5) -> None:

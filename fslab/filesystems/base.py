@@ -44,16 +44,12 @@ def kernel_has(fstype: str) -> bool:
 
 def read_mountinfo(mountpoint: str) -> dict:
     """Options actually in effect for the mount at `mountpoint` (kernel's own view)."""
-    real = os.path.realpath(mountpoint)
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            fields = pre.split()
-            if fields[4] == real:
-                fstype, source, super_opts = (post.split() + ["", "", ""])[:3]
-                return {"fstype": fstype, "source": source, "mount_options": fields[5],
-                        "super_options": super_opts}
-    return {}
+    from fslab.filesystems.mounts import mount_at
+    m = mount_at(mountpoint)
+    if m is None:
+        return {}
+    return {"fstype": m.fstype, "source": m.source, "mount_options": m.options,
+            "super_options": m.super_options}
 
 
 class Driver(ABC):

@@ -56,8 +56,8 @@ def restart_hung_daemon(pid: int) -> None:
         if not Path(f"/proc/{pid}").exists():
             break
         time.sleep(0.1)
-    with open("/proc/self/mountinfo") as f:   # fstype is the first field after " - "
-        stale = [ln.split()[4] for ln in f if ln.partition(" - ")[2].startswith("fuse.zfs ")]
+    from fslab.filesystems.mounts import mounts
+    stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
     for mp in stale:
         run(["umount", "-l", mp], check=False)
     state.forget("daemon", "zfs-fuse")

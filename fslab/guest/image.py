@@ -220,11 +220,8 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
 def _remove_build_dir(path: Path) -> None:
     """rm -rf, but first unmount what a killed debootstrap left mounted in its chroot
     (/proc, /sys...): rmtree must never descend into a live kernel filesystem."""
-    real = os.path.realpath(path)
-    with open("/proc/self/mountinfo") as f:
-        mounts = [line.split()[4] for line in f]
-    inside = sorted((m for m in mounts if m == real or m.startswith(real + "/")),
-                    key=len, reverse=True)
+    from fslab.filesystems.mounts import mounted_under
+    inside = mounted_under(str(path))
     for m in inside:
         run(["umount", "-l", m], check=False)
     if inside:

@@ -52,14 +52,8 @@ def _backs_system(dev: str) -> str | None:
 
 def _mounted_parts(dev: str) -> list[str]:
     wanted = {_dev_numbers(d) for d in _holders_and_parts(dev) if os.path.exists(d)}
-    hits = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            major, minor = (int(x) for x in fields[2].split(":"))
-            if (major, minor) in wanted:
-                hits.append(fields[4])
-    return hits
+    from fslab.filesystems.mounts import mounts
+    return [m.mountpoint for m in mounts() if m.device in wanted]
 
 
 def _signatures(dev: str) -> list[str]:

@@ -10,21 +10,12 @@ from fslab.targets.base import Target
 
 def mount_of(path: str) -> dict:
     """The mountinfo entry that holds `path`: mountpoint, fstype, source, options."""
-    real = os.path.realpath(path)
-    best = None
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            fields = pre.split()
-            mp = fields[4].replace("\\040", " ")
-            if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
-                if best is None or len(mp) >= len(best["mountpoint"]):
-                    fstype, source, super_opts = (post.split() + ["", "", ""])[:3]
-                    best = {"mountpoint": mp, "fstype": fstype, "source": source,
-                            "mount_options": fields[5], "super_options": super_opts}
-    if best is None:
+    from fslab.filesystems.mounts import mount_holding
+    m = mount_holding(path)
+    if m is None:
         raise FslabError(f"{path} is not on any mounted filesystem")
-    return best
+    return {"mountpoint": m.mountpoint, "fstype": m.fstype, "source": m.source,
+            "mount_options": m.options, "super_options": m.super_options}
 
 
 class MountpointTarget(Target):
