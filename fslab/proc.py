@@ -24,20 +24,49 @@ class Result:
 
 def run(argv: list[str], *, check: bool = True, timeout: float | None = 600,
         input: str | None = None, env: dict | None = None, cwd: str | None = None) -> Result:
-    """Run argv; on failure (check=True) raise StepFailed with the command's stderr."""
+    """Run argv with a time limit; on failure (check=True) raise StepFailed with the
+    command's stderr. The command runs in its own process group, and the whole group is
+    killed when the limit passes or fslab is interrupted: a helper it forked (a FUSE
+    mount helper, fio's job processes) can neither outlive fslab nor keep the output pipes
+    open so that waiting for them hangs."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input,
-                           env=env, cwd=cwd, errors="replace")
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=cwd, errors="replace", start_new_session=True)
     except FileNotFoundError:
         raise StepFailed(f"command not found: {argv[0]}") from None
+    try:
+        out, err = p.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
+        kill_group(p)
         raise StepFailed(f"timed out after {timeout}s: {shlex.join(argv)}") from None
-    r = Result(argv, p.returncode, p.stdout, p.stderr)
+    except BaseException:
+        kill_group(p)
+        raise
+    r = Result(argv, p.returncode, out, err)
     if check and not r.ok:
         msg = (r.stderr or r.stdout).strip().splitlines()
         tail = msg[-1] if msg else ""
         raise StepFailed(f"{shlex.join(argv)} failed (exit {r.returncode}): {tail}")
     return r
+
+
+def kill_group(p: subprocess.Popen, grace: float = 10) -> None:
+    """SIGKILL p's process group and reap p; a process stuck in the kernel (D state)
+    cannot die, so stop waiting after `grace` seconds rather than hang with it."""
+    import signal
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        p.communicate(timeout=grace)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        for f in (p.stdin, p.stdout, p.stderr):
+            try:
+                f and f.close()
+            except OSError:
+                pass
 
 
 def which(tool: str) -> str | None:

@@ -50,7 +50,8 @@ def test_a_unit_past_its_deadline_fails_as_hung_and_the_run_goes_on(state_dir, r
     assert not subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True).stdout
 
 
-def test_ctrl_c_tears_down_and_marks_the_run_interrupted(state_dir, results, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_tears_down_and_marks_the_run_interrupted(sig, state_dir, results, tmp_path):
     work = tmp_path / "work"
     proc = subprocess.Popen([*fslab_cmd(), "run", "--fs", "ext4,xfs", "--suite", "fio",
                              "--profile", "smoke", "--fio", "runtime=4", "--results", str(results),
@@ -63,11 +64,13 @@ def test_ctrl_c_tears_down_and_marks_the_run_interrupted(state_dir, results, tmp
             break
         time.sleep(0.1)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
     assert "--resume" in out
     assert not leftovers(str(work)), "Ctrl-C must tear down mounts and loop devices"
+    # fio's job processes (numjobs=4, their own process group) went with it
+    assert not subprocess.run(["pgrep", "-f", str(results)], capture_output=True).stdout
     status = sqlite3.connect(results / "fslab.sqlite").execute("SELECT status FROM runs").fetchone()[0]
     assert status == "interrupted"
     assert json.loads((state_dir / "resources.json").read_text() or "[]") == []

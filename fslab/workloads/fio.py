@@ -38,9 +38,10 @@ from fslab import cachepolicy, deadline
 from fslab.accounting import UnitAccount
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.devstat import source_device_of
-from fslab.errors import FslabError
+from fslab.errors import FslabError, StepFailed
 from fslab.filesystems.raw import Raw, is_raw
 from fslab.fio.jobfile import JobFileCase, job_file_cases
+from fslab.proc import kill_group, run
 from fslab.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -227,9 +228,8 @@ class FioSuite(Suite):
                 except deadline.Hung as e:
                     acct.stop()
                     raise UnitFailed(str(e)) from None
-                except BaseException:
-                    p.kill()
-                    p.wait()
+                except BaseException:   # Ctrl-C, SIGTERM: fio's job processes go too
+                    kill_group(p)
                     raise
                 p.returncode = os.waitstatus_to_exitcode(status)
             elapsed = time.perf_counter() - t0
@@ -292,15 +292,16 @@ def _bytes_written(opts: dict[str, str]) -> int:
 
 def _layout(job_path: Path, log_path: Path, directory: str) -> None:
     """fio's setup phase alone (create and fill the files), then everything on the device."""
-    with open(log_path, "ab") as log:
-        try:
-            r = subprocess.run(["fio", "--create_only=1", "--output-format=json", str(job_path)],
-                               stdout=subprocess.DEVNULL, stderr=log, timeout=LAYOUT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise UnitFailed(f"fio layout did not finish in {LAYOUT_TIMEOUT_S} s") from None
+    try:
+        r = run(["fio", "--create_only=1", "--output-format=json", str(job_path)], check=False,
+                timeout=LAYOUT_TIMEOUT_S)
+    except StepFailed:
+        raise UnitFailed(f"fio layout did not finish in {LAYOUT_TIMEOUT_S} s") from None
+    with open(log_path, "a") as log:
+        log.write(r.stderr)
     if r.returncode != 0:
         raise UnitFailed(f"fio layout exit {r.returncode}: {_tail(log_path)}")
-    subprocess.run(["sync", "-f", directory], timeout=LAYOUT_TIMEOUT_S, check=False)
+    run(["sync", "-f", directory], timeout=LAYOUT_TIMEOUT_S, check=False)
 
 
 def _describe_policy(ctx: UnitContext, sentence: str, daemon: tuple[str, int] | None) -> None:
