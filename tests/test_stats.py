@@ -351,3 +351,20 @@ def test_headline_names_the_winner_and_flags_memory_bound_rows():
     assert set(v["levels"]["zfs"]) == {"median", "ratio_to_best", "ratio_ci", "tier", "n"}
     assert v["levels"]["xfs"]["ratio_to_best"] == 1.0 and v["levels"]["zfs"]["tier"] == 3
     assert v["memory_bound"]["shares"] == {"ext4": 0.04} and v["better"] == "higher"
+
+
+def test_verdict_table_names_metrics_as_people_do_and_keeps_the_key():
+    from fslab.report.tables import verdict_table
+    a = analyze(frame({"ext4": [250e3, 251e3, 249e3, 252e3, 248e3],
+                       "zfs": [3.6e3, 3.5e3, 3.7e3, 3.6e3, 3.65e3]}), regression=False)
+    row = verdict_table(a).iloc[0]
+    assert row["metric"] == "write IOPS [ops/s]" and row["metric_key"] == "write_iops"
+
+
+def test_a_reason_for_tilde_that_repeats_is_said_once():
+    from fslab.report.headline import headline, headline_text
+    recs = pd.concat([frame({"ext4": [1.0, 2.0], "xfs": [1.5, 2.5]}, case=c) for c in ("a", "b")],
+                     ignore_index=True)
+    lines = headline_text(headline(analyze(recs, regression=False), recs))
+    assert lines[-1].startswith("[1] n=2: too few rounds")
+    assert all("~ [1]" in ln for ln in lines[:-1]) and len(lines) == 3

@@ -103,7 +103,7 @@ def markdown(loaded: Loaded) -> str:
     if loaded.failed_units:
         lines += ["Failed units, left out of every verdict:", ""] + \
                  [f"- {f}" for f in loaded.failed_units] + [""]
-    lines += ["## Verdicts", "", md_table(verdict_table(a)), ""]
+    lines += ["## Verdicts", "", md_table(verdict_table(a).drop(columns="metric_key")), ""]
     lines += [f"- {n}" for n in footnotes(a)]
     from fslab.report.claims import claims_json, markdown as claims_markdown
     lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,

@@ -2,6 +2,8 @@
 with a warning where the device saw only a fraction of the bytes (served from memory)."""
 from __future__ import annotations
 
+import re
+
 import math
 
 import pandas as pd
@@ -74,11 +76,30 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
 
 
 def headline_text(entries: list[dict]) -> list[str]:
-    """Plain lines: 'randwrite — write IOPS: xfs ≈ ext4 ≫ btrfs (0.05×); p99 ...'."""
+    """Plain lines: 'randwrite — write IOPS: xfs ≈ ext4 ≫ btrfs (0.05×); p99 ...'. A reason
+    for '~' that repeats (n too small for any test) is said once, as a numbered note."""
+    notes: list[str] = []
+    counts: dict[str, int] = {}
+    for e in entries:
+        for line in e["lines"]:
+            for why in _WHY.findall(line):
+                counts[why] = counts.get(why, 0) + 1
+
+    def numbered(m: re.Match) -> str:
+        why = m.group(1)
+        if counts.get(why, 0) < 2:
+            return m.group(0)
+        if why not in notes:
+            notes.append(why)
+        return f"~ [{notes.index(why) + 1}]"
     lines = []
     for e in entries:
-        text = f"{e['workload']} — " + "; ".join(e["lines"])
+        text = f"{e['workload']} — " + "; ".join(_WHY.sub(numbered, ln) for ln in e["lines"])
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         lines.append(text)
-    return lines
+    return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]
+
+
+_WHY = re.compile(r"~ \((n=\d+: [^)]*)\)")
+

@@ -42,7 +42,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
-        verdicts=_table(verdict_table(a)), notes=_guest_notes(loaded) + footnotes(a),
+        verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=_guest_notes(loaded) + footnotes(a),
         suites=_suites(loaded, results_root),
         omnibus=_table(_labelled(a.omnibus, a)),
         regression=_table(a.regression),

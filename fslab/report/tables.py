@@ -6,6 +6,7 @@ import math
 import pandas as pd
 
 from fslab.analysis import Analysis, is_detail
+from fslab.analysis.names import metric_label
 from fslab.report.format import human, spread
 
 
@@ -43,7 +44,8 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
     for key, g in s.groupby(a.keys, sort=True, dropna=False):
         ident = dict(zip(a.keys, key))
         unit = ident["unit"]
-        row = {"workload": workload_label(ident, show_host), "metric": f"{ident['metric']} [{unit}]"}
+        row = {"workload": workload_label(ident, show_host),
+               "metric": f"{metric_label(ident['metric'])} [{unit}]", "metric_key": ident["metric"]}
         for _, lv in g.iterrows():
             row[lv["level"]] = f"{human(lv['median'], unit)} {spread(lv['median_ci_lo'], lv['median_ci_hi'], lv['median'])}".strip()
         better = g["better"].iloc[0]
@@ -58,7 +60,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
             row.update(best="", verdict="", note="one level only")
         row["direction"] = {"higher": "↑", "lower": "↓"}.get(better, "")
         rows.append(row)
-    cols = ["workload", "metric", "direction", *a.levels, "best", "verdict", "note"]
+    cols = ["workload", "metric", "direction", *a.levels, "best", "verdict", "note", "metric_key"]
     return pd.DataFrame(rows, columns=cols).fillna("")
 
 

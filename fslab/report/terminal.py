@@ -22,7 +22,7 @@ def _metric_name(label: str) -> str:
 def terminal_rows(df):
     """Ranked metrics only; for workloads with headline metrics, just those."""
     df = df[df["direction"] != ""]
-    names = df["metric"].map(_metric_name)
+    names = df["metric_key"]
     # only I/O metrics make a workload fio-like: other suites record system-wide CPU too
     # (e.g. each S3 task) and must keep all their ranked metrics
     has_headline = names.isin(IO_METRICS).groupby(df["workload"]).transform("any")
@@ -35,7 +35,7 @@ def verdict_rich(a: Analysis, title: str) -> tuple[Table, list[str], int]:
     df = terminal_rows(full)
     table = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
     for col in df.columns:
-        if col == "note":
+        if col in ("note", "metric_key"):
             continue
         table.add_column(col if col != "direction" else "", overflow="fold",
                          justify="right" if col in a.levels else "left",
