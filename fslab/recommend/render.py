@@ -154,10 +154,12 @@ def html(rec: Recommendation) -> str:
 
 
 def _method() -> str:
-    return ("Scores come from measured criteria only: each job's measure (IOPS and bandwidth of a "
-            "job are one measure) gives one vote per pair of filesystems, +1 to the winner and -1 "
-            "to the loser of a significant Holm-corrected pairwise test (Cliff's δ shown), scaled to "
-            "0..1 with 0.5 = no significant difference. Total = weighted mean x 100 over the measured "
+    return ("Scores come from measured criteria only, from the tiers of the Holm-corrected "
+            "pairwise tests: on each job's measure (IOPS and bandwidth of a job are one measure) "
+            "a filesystem scores 1 in the best tier, else the median ratio of its tier's leader to "
+            "the best (inverted for lower-is-better metrics), so filesystems that cannot be told "
+            "apart score alike and a 0.98x filesystem nearly as much as the best; a criterion is "
+            "the mean over its measures. Total = weighted mean x 100 over the measured "
             "criteria; totals within 0.5 share a rank. Features (documented claims, or probes of "
             "them; '(doc)' = documentation only) are stated capabilities shown with their weight, "
             "never scored. A criterion this run did not measure is listed with the suite that "

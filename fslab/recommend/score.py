@@ -1,11 +1,14 @@
 """Score filesystems against weighted criteria, every point tied to its evidence.
 
-Only measured criteria score. Each (job, measure, pair of filesystems) is one vote
-(fslab.recommend.measures: IOPS and bandwidth of a job are one measure): its winner
-gets +1 and its loser -1 when the Holm-corrected pairwise test (fslab.analysis) is
-significant, otherwise it is a tie. A filesystem's criterion score is
-0.5 + (wins - losses) / (2 x votes it took part in), so 0.5 means "no significant
-difference from anyone". Total: the weighted mean over the measured criteria, 0-100.
+Only measured criteria score, from the tiers of fslab.analysis (Holm-corrected
+pairwise tests; a tier is what the tests cannot tell apart). Each (job, measure) counts
+once (fslab.recommend.measures: IOPS and bandwidth of a job are one measure). On it, a
+filesystem scores how close its tier is to the best: 1 in the best tier, else the
+median ratio of its tier's leader to the best (inverted for lower-is-better metrics:
+3x the best latency scores 1/3). So every member of a tier scores the same, 0.98x of
+the best counts almost as much as the best, and 0.014x counts almost nothing. A
+criterion's score is the mean over its measures; the total is the weighted mean over
+the measured criteria, 0-100.
 
 Feature criteria (documented claims, or probes of them) are stated capabilities: shown
 next to the measured criteria with their weight, never added to a score, so a ranking
@@ -184,46 +187,59 @@ def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]
         return res
     keys = [k for k in a.keys if k in hit.columns]
     groups = set(hit[keys].itertuples(index=False, name=None))
-    p = a.pairs
-    rows = p[p["metric"].isin(set(hit["metric"]))]
-    rows = rows[[g in groups for g in rows[keys].itertuples(index=False, name=None)]]
-    votes: dict[tuple, list[dict]] = {}
-    for r in rows.to_dict("records"):
-        quantity = _quantity(r)
-        votes.setdefault((quantity, r["baseline"], r["other"]), []).append(r)
-    quantities = {q for q, _, _ in votes}
-    res.counted_before = len(quantities & counted)
-    res.groups = len(quantities - counted)
-    wins = {lv: 0 for lv in present}
-    comps = {lv: 0 for lv in present}
-    for (quantity, baseline, other), rows_of_measure in votes.items():
+    tiers = a.tiers
+    if tiers.empty:
+        res.status = ONE_LEVEL
+        return res
+    tiers = tiers[[g in groups for g in tiers[keys].itertuples(index=False, name=None)]]
+    by_quantity: dict[tuple, list[dict]] = {}
+    for t in tiers.to_dict("records"):
+        by_quantity.setdefault(_quantity(t), []).append(t)
+    res.counted_before = len(set(by_quantity) & counted)
+    res.groups = len(set(by_quantity) - counted)
+    pair_rows = {(_quantity(r), r["metric"], frozenset((r["baseline"], r["other"]))): r
+                 for r in a.pairs[a.pairs["metric"].isin(set(hit["metric"]))].to_dict("records")}
+    goodness: dict[str, list[float]] = {lv: [] for lv in present}
+    for quantity, rows_of_measure in by_quantity.items():
         if quantity in counted:
             continue
-        # a sum speaks for its parts (the points still name them all)
-        same = [r for r in rows_of_measure if r["metric"] in SUMS] or rows_of_measure
-        comps[baseline] += 1
-        comps[other] += 1
-        significant = [r for r in same if r["significant"] and r["winner"]]
-        winners = {r["winner"] for r in significant}
-        if len(winners) == 1:
-            best = max(significant, key=lambda r: (abs(r["delta"]), -r["p_holm"]))
-            winner = best["winner"]
-            loser = other if winner == baseline else baseline
-            wins[winner] += 1
-            wins[loser] -= 1
-            res.points.append(_point(best, loser, ev.run_id, rows_of_measure))
-        else:     # no significant difference, or the metrics of one measure disagree
+        # one metric speaks for the measure: a sum for its parts, else the first by name
+        # (IOPS and bandwidth of one job give the same ratios)
+        t = min(rows_of_measure, key=lambda r: (r["metric"] not in SUMS, r["metric"]))
+        metrics = sorted({r["metric"] for r in rows_of_measure})
+        info = t["levels_info"]
+        leaders = {i: members[0] for i, members in enumerate(t["tiers"], 1)}
+        for lv, d in info.items():
+            if lv in goodness:
+                goodness[lv].append(_goodness(info[leaders[d["tier"]]]["ratio_to_best"], t["better"]))
+        best = t["tiers"][0][0]
+        if len(t["tiers"]) == 1:
             res.ties += 1
-            for r in same:
-                if not math.isnan(r["delta"]) and (res.strongest_tie is None or
-                                                   abs(r["delta"]) > abs(res.strongest_tie["delta"])):
-                    res.strongest_tie = _point(r, None, ev.run_id, rows_of_measure)
-    counted |= quantities
-    if not any(comps.values()):       # every quantity was already counted by an earlier criterion
+            rows = [r for (q, _, _), r in pair_rows.items() if q == quantity and not math.isnan(r["delta"])]
+            if rows:
+                r = max(rows, key=lambda r: abs(r["delta"]))
+                if res.strongest_tie is None or abs(r["delta"]) > res.strongest_tie["delta"]:
+                    res.strongest_tie = _point(r, None, ev.run_id, metrics)
+            continue
+        for members in t["tiers"][1:]:
+            for lv in members:
+                r = pair_rows.get((quantity, t["metric"], frozenset((best, lv))))
+                if r is not None:
+                    res.points.append(_point(r, lv, ev.run_id, metrics, winner=best))
+    counted |= set(by_quantity)
+    if not any(goodness.values()):    # every quantity was already counted by an earlier criterion
         res.status = COUNTED
         return res
-    res.scores = {lv: 0.5 + wins[lv] / (2 * comps[lv]) for lv in present if comps[lv]}
+    res.scores = {lv: sum(g) / len(g) for lv, g in goodness.items() if g}
     return res
+
+
+def _goodness(ratio_to_best: float, better: str) -> float:
+    """How close to the best, in (0, 1]: a median ratio for 'higher', its inverse for
+    'lower' (3x the best latency scores 1/3)."""
+    if ratio_to_best is None or not math.isfinite(ratio_to_best) or ratio_to_best <= 0:
+        return 0.0
+    return min(1.0, ratio_to_best if better == "higher" else 1 / ratio_to_best)
 
 
 def _quantity(r: dict) -> tuple:
@@ -231,14 +247,15 @@ def _quantity(r: dict) -> tuple:
     return (r.get("run_id"), r.get("host"), r["suite"], r["case"], r["params"], measure_of(r["metric"]))
 
 
-def _point(r: dict, loser: str | None, run_id: str, same: list[dict]) -> dict:
-    """One vote, stated from the winner's side, with where its records are."""
-    winner = r.get("winner") or (r["other"] if _ahead(r, r["other"]) else r["baseline"])
+def _point(r: dict, loser: str | None, run_id: str, metrics: list[str],
+           winner: str | None = None) -> dict:
+    """One tier step (or the closest tie), stated from the better side, with where its
+    records are."""
+    winner = winner or r.get("winner") or (r["other"] if _ahead(r, r["other"]) else r["baseline"])
     loser = loser or (r["baseline"] if winner == r["other"] else r["other"])
     med_w = r["median_other"] if winner == r["other"] else r["median_baseline"]
     med_l = r["median_baseline"] if winner == r["other"] else r["median_other"]
     ratio = med_w / med_l if med_l else math.nan
-    metrics = sorted({x["metric"] for x in same})
     return {"winner": winner, "loser": loser, "suite": r["suite"], "case": r["case"],
             "params": r["params"], "metric": r["metric"], "measure": measure_of(r["metric"]),
             "unit": r["unit"], "better": r["better"],
