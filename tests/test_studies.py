@@ -188,11 +188,19 @@ def test_s1_dedup_largefile_smallfiles(state_dir, results, tmp_path):
             assert r[(fs, "dedup", "dedup", metric)][0] > 0, (fs, metric)
         assert r[(fs, "largefile", "largefile", "total_time")][0] > 0
         assert r[(fs, "largefile", "largefile", "write_throughput")][0] > 0
+        # logical and physical write rates (the study's are physical), space after the test
+        assert r[(fs, "largefile", "largefile", "write_throughput_physical")][0] > 0
+        assert r[(fs, "largefile", "largefile", "space_consumed")][0] > 0
+        assert r[(fs, "dedup", "dedup", "setup_throughput_physical")][0] > 0
         assert r[(fs, "smallfiles", "smallfiles", "space_overhead")][0] > 0
         assert r[(fs, "smallfiles", "smallfiles", "logical_bytes")][0] > 30e6
     assert r[("zfs", "dedup", "dedup", "space_saving_ratio")][0] > 1.7
     assert r[("zfs", "dedup", "dedup", "zpool_dedupratio")][0] > 1.8
     assert r[("zfs", "dedup", "dedup", "zpool_alloc")][0] < 0.6 * logical
+    assert ("zfs", "largefile", "largefile", "zpool_capacity_pct") in r
+    # dedup halves the physical rate of the tree's setup against its logical rate
+    assert r[("zfs", "dedup", "dedup", "setup_throughput_physical")][0] < \
+        0.7 * r[("zfs", "dedup", "dedup", "setup_throughput")][0]
     assert 0.9 < r[("ext4", "dedup", "dedup", "space_saving_ratio")][0] <= 1.01
     assert ("ext4", "dedup", "dedup", "zpool_alloc") not in r
 
