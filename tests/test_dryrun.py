@@ -77,3 +77,17 @@ def test_dry_run_of_s0_at_paper_shows_the_studys_protocol(tmp_path, state_dir):
             assert x["offset_increment"] == x["size"]
         assert per * n <= 10 * GiB
     assert {c["fio_options"]["iodepth"] for c in ext4 if c["case"] == "t1-randread"} == {"16", "128"}
+
+
+def test_dry_run_of_s2_at_paper_runs_the_notebooks_jobs_as_written(tmp_path, state_dir):
+    """Per-job rows (no group_reporting: fslab sums the clones and keeps *_per_job), no
+    end_fsync; --fio end_fsync=1 gives the corrected protocol, at paper too."""
+    def cases(*extra):
+        o = json.loads(run_fslab("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper",
+                                 "--fs", "ext4", "--dry-run", "--json", *extra,
+                                 "--results", str(tmp_path / "r")).stdout)
+        return {c["case"]: c["fio_options"] for c in o["cases"]}
+    paper = cases()
+    assert {o["group_reporting"] for o in paper.values()} == {"0"}
+    assert paper["randwrite"]["end_fsync"] == "0" and paper["mixed"]["end_fsync"] == "0"
+    assert cases("--fio", "end_fsync=1")["randwrite"]["end_fsync"] == "1"

@@ -17,7 +17,7 @@ from corpus_data import CORPUS
 
 FILES = sorted(p for p in CORPUS.glob("*") if p.suffix in (".json", ".txt")) if CORPUS.is_dir() else []
 UNREADABLE = {"13_ocs-ci_fio-3.7.json": "truncated", "35_fio-plot_none.txt": "engine libaio not loadable"}
-UNITS = {"ops/s", "B/s", "ns", "%", "code"}
+UNITS = {"ops/s", "B/s", "ns", "%", "code", "count"}
 
 
 
@@ -51,28 +51,40 @@ def test_every_corpus_file_parses_or_says_why(path: Path):
         return
     doc = load_fio_output(path.read_bytes(), path.name)
     raw = raw_doc(path.name)
-    entries = raw.get("jobs") or raw["client_stats"]
+    # a job's clones (same name, group and server) are one result: their sum
+    groups: dict[tuple, list[dict]] = {}
+    for e in raw.get("jobs") or raw["client_stats"]:
+        groups.setdefault((e["jobname"], e.get("groupid"), e.get("hostname"), e.get("port")),
+                          []).append(e)
     jobs = job_measurements(doc)
-    assert len(jobs) == len(entries)
-    for job, entry in zip(jobs, entries):
+    assert len(jobs) == len(groups)
+    for job, clones in zip(jobs, groups.values()):
+        entry = clones[0]
         assert job.job_name == entry["jobname"].strip()
-        assert job.error == entry["error"]
+        assert job.error == next((c["error"] for c in clones if c["error"]), 0)
         by_metric = {m.metric: m for m in job.measurements}
         assert len(by_metric) == len(job.measurements), "a metric appears twice"
         for m in job.measurements:
             assert m.unit in UNITS and math.isfinite(m.value) and m.value >= 0
-            # CPU % of a fixed-time job is described, never ranked
-            assert m.better == {"code": None, "%": None, "ns": "lower"}.get(m.unit, "higher")
-        assert by_metric["error"].value == entry["error"]
+            # CPU % of a fixed-time job is described, never ranked; per-clone means too
+            assert m.better == ({"code": None, "%": None, "count": None, "ns": "lower"}
+                                .get(m.unit, None if m.metric.endswith("_per_job") else "higher"))
+        assert by_metric["error"].value == job.error
+        if len(clones) > 1:
+            assert by_metric["clones"].value == len(clones)
         for d in ("read", "write"):
             if f"{d}_iops" in by_metric:
-                assert by_metric[f"{d}_iops"].value == pytest.approx(entry[d]["iops"])
-                kib = entry[d]["bw"] * 1024
-                bw = entry[d].get("bw_bytes", kib)
+                assert by_metric[f"{d}_iops"].value == pytest.approx(sum(c[d]["iops"] for c in clones))
+                kib = sum(c[d]["bw"] for c in clones) * 1024
+                bw = sum(c[d].get("bw_bytes", c[d]["bw"] * 1024) for c in clones)
                 assert by_metric[f"{d}_bw"].value == pytest.approx(bw)
-                assert abs(bw - kib) <= 1024, "bw_bytes and bw (KiB/s) disagree"
+                assert abs(bw - kib) <= 1024 * len(clones), "bw_bytes and bw (KiB/s) disagree"
+                lat = [c[d].get("clat_ns") for c in clones]
+                if f"{d}_clat_max" in by_metric and all(lat):
+                    assert by_metric[f"{d}_clat_max"].value == max(x["max"] for x in lat)
+                    assert by_metric[f"{d}_clat_min"].value == min(x["min"] for x in lat)
             else:   # only skipped when the direction did no I/O at all
-                assert entry[d].get("total_ios", entry[d]["io_bytes"]) == 0
+                assert all(c[d].get("total_ios", c[d]["io_bytes"]) == 0 for c in clones)
 
 
 def test_fio2_usec_latencies_become_ns():
@@ -90,21 +102,30 @@ def test_fio2_usec_latencies_become_ns():
 
 
 def test_fio3_ns_latencies_and_bw_bytes():
+    # two clones of one job (numjobs=2, no group_reporting): one result, their sum
+    raw = raw_doc("10_fio-plot_fio-3.6-31-g4386.json")["jobs"]
+    assert [j["read"]["bw_bytes"] for j in raw] == [142851, 142870]
     v = values("10_fio-plot_fio-3.6-31-g4386.json")
-    assert v["read_bw"] == 142851                               # bw_bytes, not bw=139 KiB/s
-    assert v["read_clat_p50"] == 28442624
-    assert v["read_clat_p99"] == 42729472
-    assert v["read_clat_p99.9"] == 45875200
-    assert v["read_iops"] == pytest.approx(34.875777)
+    assert v["read_bw"] == 142851 + 142870                      # bw_bytes, not bw=139 KiB/s
+    assert v["read_iops"] == pytest.approx(sum(j["read"]["iops"] for j in raw))
+    assert v["read_iops_per_job"] == pytest.approx(v["read_iops"] / 2) and v["clones"] == 2
+    # percentiles: each clone's, weighted by its samples (json without bins)
+    n = [j["read"]["clat_ns"].get("N", j["read"]["total_ios"]) for j in raw]
+    p99 = [j["read"]["clat_ns"]["percentile"]["99.000000"] for j in raw]
+    assert p99[0] == 42729472
+    assert v["read_clat_p99"] == pytest.approx((p99[0] * n[0] + p99[1] * n[1]) / sum(n))
 
 
 def test_fio31_without_bw_bytes_converts_kib():
-    raw = raw_doc("08_disk_test_fio-3.1.json")["jobs"][0]
+    entries = raw_doc("08_disk_test_fio-3.1.json")["jobs"]
+    clones = [e for e in entries if e["jobname"] == entries[0]["jobname"]]
     v = values("08_disk_test_fio-3.1.json")
-    d = "read" if raw["read"]["bw"] else "write"
-    assert "bw_bytes" not in raw[d]
-    assert v[f"{d}_bw"] == raw[d]["bw"] * 1024
-    assert v[f"{d}_clat_mean"] == pytest.approx(raw[d]["clat_ns"]["mean"])
+    d = "read" if clones[0]["read"]["bw"] else "write"
+    assert "bw_bytes" not in clones[0][d] and len(clones) == 4
+    assert v[f"{d}_bw"] == sum(c[d]["bw"] for c in clones) * 1024
+    n = [c[d]["clat_ns"].get("N", c[d]["total_ios"]) for c in clones]
+    assert v[f"{d}_clat_mean"] == pytest.approx(
+        sum(c[d]["clat_ns"]["mean"] * k for c, k in zip(clones, n)) / sum(n))
 
 
 def test_failed_job_keeps_error_and_zero_of_its_direction():
@@ -155,11 +176,15 @@ def test_text_around_json_and_second_document():
 def test_client_stats_hosts_and_aggregate():
     doc = load_fio_output((CORPUS / "11_pbench_fio-3.7.txt").read_bytes())
     jobs = job_measurements(doc)
-    assert [j.hostname for j in jobs] == ["perf36"] * 5 + ["perf84"] * 5 + [None]
+    # five clones per server (numjobs=5): one result per server, their sum
+    assert [j.hostname for j in jobs] == ["perf36", "perf84", None]
     assert jobs[-1].aggregate and jobs[-1].job_name == "All clients"
     assert not any(j.aggregate for j in jobs[:-1])
-    iops = {m.metric: m.value for m in jobs[5].measurements}["read_iops"]
-    assert iops == pytest.approx(10833.599574)
+    raw = [e for e in raw_doc("11_pbench_fio-3.7.txt")["client_stats"]
+           if e["hostname"] == "perf84" and e["jobname"] != "All clients"]
+    assert raw[0]["read"]["iops"] == pytest.approx(10833.599574) and len(raw) == 5
+    iops = {m.metric: m.value for m in jobs[1].measurements}["read_iops"]
+    assert iops == pytest.approx(sum(e["read"]["iops"] for e in raw))
     # two fio servers on one host are told apart by port
     doc = load_fio_output((CORPUS / "34_fio-analyzer_fio-3.43.json").read_bytes())
     assert [j.hostname for j in job_measurements(doc)] == ["127.0.0.1:18802", "127.0.0.1:18801", None]
@@ -184,3 +209,23 @@ def test_global_rw_option_applies_to_jobs():
 def test_specific_reasons(data, reason):
     with pytest.raises(FioParseError, match=f"^src: .*{reason}"):
         load_fio_output(data, "src")
+
+
+def test_clone_percentiles_come_from_the_merged_json_plus_histogram():
+    """json+ gives each clone's latency histogram: the job's percentiles are exact."""
+    def clone(bins, iops):
+        n = sum(bins.values())
+        return {"jobname": "j", "groupid": 0, "error": 0, "job options": {"rw": "randread"},
+                "read": {"iops": iops, "bw_bytes": iops * 4096, "bw": iops * 4, "total_ios": n,
+                         "clat_ns": {"N": n, "min": min(bins), "max": max(bins),
+                                     "mean": sum(k * v for k, v in bins.items()) / n,
+                                     "percentile": {"50.000000": 0, "99.000000": 0},
+                                     "bins": {str(k): v for k, v in bins.items()}}}}
+    fast = clone({100: 90, 200: 10}, 1000)
+    slow = clone({1000: 50, 5000: 50}, 10)
+    v = {m.metric: m.value for m in job_measurements({"jobs": [fast, slow]})[0].measurements}
+    # 200 samples: 90 at 100, 10 at 200, 50 at 1000, 50 at 5000 (the 100th is at 200)
+    assert v["read_clat_p50"] == 200 and v["read_clat_p99"] == 5000
+    assert v["read_clat_min"] == 100 and v["read_clat_max"] == 5000
+    assert v["read_clat_mean"] == pytest.approx((90 * 100 + 10 * 200 + 50 * 1000 + 50 * 5000) / 200)
+    assert v["read_iops"] == 1010 and v["clones"] == 2 and v["read_iops_per_job"] == 505

@@ -42,9 +42,11 @@ def test_corpus_imports_and_unreadable_files_get_one_line(store):
     # client/server output: one host per fio server, the aggregate as 'all-clients'
     pbench = recs[recs["artifact"].str.endswith("11_pbench_fio-3.7.txt")]
     assert set(pbench["host"]) == {"perf36", "perf84", "all-clients"}
-    # numjobs without group_reporting: each job entry is its own value, not overwritten
-    storperf = recs[recs["artifact"].str.endswith("04_storperf_fio-2.1.11.json") & (recs["metric"] == "read_iops")]
-    assert sorted(json.loads(p)["job_instance"] for p in storperf["params"]) == [0, 1, 2, 3]
+    # numjobs without group_reporting: the 4 clones are one value per file, their sum
+    storperf = recs[recs["artifact"].str.endswith("04_storperf_fio-2.1.11.json")]
+    clones = storperf[storperf["metric"] == "clones"]
+    assert list(clones["value"]) == [4.0]
+    assert not any("job_instance" in p for p in storperf["params"])
     # job names shared by unrelated files are told apart by file
     fiojob = recs[recs["case"] == "FIOJOB"]
     assert len({json.loads(p)["file"] for p in fiojob["params"]}) == 2

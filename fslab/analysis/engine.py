@@ -23,7 +23,8 @@ from fslab.analysis.pairwise import compare_levels, magnitude
 
 # metrics named *_min, *_max or *_pNN describe a distribution's tails; tables show them,
 # the headline views (terminal, first screen, generic plots) leave them out
-_DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?)$")
+# distribution details, and a job's per-clone means (its sum is the headline)
+_DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?|per_job)$")
 PARALLEL_MIN_ROWS = 20_000    # smaller runs: forking costs more than the second core saves
 
 

@@ -275,12 +275,15 @@ def _build_plan_without_jobs(plan_file, fs, suite, profile, iterations, seed, fi
                 f.mkfs_options = [*f.mkfs_options, *mkfs]
             if mnt:
                 f.mount_options = [*f.mount_options, *mnt]
-        if fio_opts:
+        if fio_opts:   # --fio wins over the plan, at every profile (its overlays too)
             for s in p.suite:
                 if s.kind == "fio":
                     merged = {**(s.options.get("fio") or {}), **fio_opts}
                     setattr(s, "fio", merged)
                     s.model_extra["fio"] = merged
+                    for overlay in ((s.model_extra.get("profiles") or {}).values()):
+                        if isinstance(overlay, dict) and "fio" in overlay:
+                            overlay["fio"] = {**overlay["fio"], **fio_opts}
         if not p.filesystem:
             p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
         if not p.suite and not have_jobs:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from fslab.errors import FslabError
+from fslab.fio.clones import merge_clones
 from fslab.records import Measurement
 
 DIRECTIONS = ("read", "write", "trim")
@@ -134,12 +135,18 @@ def _why_not(text: str, error: json.JSONDecodeError | None) -> str:
 
 # -- step 2: measurements per job ----------------------------------------------------
 
+_SERVER = "\0fslab-server"   # a key fio never writes
+
 def job_measurements(doc: dict) -> list[JobResult]:
     """One JobResult per entry of `jobs` (or `client_stats` in client/server mode)."""
     client_mode = "jobs" not in doc
     entries = doc.get("jobs") if not client_mode else doc.get("client_stats")
     global_opts = _global_options(doc.get("global options"))
     hosts = _host_labels(entries or []) if client_mode else {}
+    # a job's clones (numjobs, no group_reporting) are one result, per fio server
+    # (fslab/fio/clones.py); each entry carries its server label through the merge
+    entries = merge_clones([{**e, _SERVER: hosts.get(id(e))} for e in entries or []],
+                           key=lambda e: (e.get("jobname"), e.get("groupid"), e[_SERVER]))
     results = []
     for job in entries or []:
         name = str(job.get("jobname", "?")).strip()
@@ -148,7 +155,7 @@ def job_measurements(doc: dict) -> list[JobResult]:
         results.append(JobResult(
             job_name=name,
             # fio stamps the last client's hostname on the aggregate: it belongs to no host
-            hostname=None if aggregate else hosts.get(id(job)),
+            hostname=None if aggregate else job[_SERVER],
             error=int(job.get("error", 0) or 0),
             measurements=_job_values(job, options),
             groupid=int(job.get("groupid", 0) or 0),
@@ -230,6 +237,12 @@ def _job_values(job: dict, options: dict) -> list[Measurement]:
         if key in job:
             out.append(Measurement(key, float(job[key]), "%", None))
     out.append(Measurement("error", float(job.get("error", 0) or 0), "code", None))
+    if job.get("clones"):   # merged clones: how many, and the per-clone mean (fio/clones.py)
+        out.append(Measurement("clones", float(job["clones"]), "count", None))
+        for direction, per in (job.get("per_job") or {}).items():
+            if any(m.metric == f"{direction}_iops" for m in out):
+                out.append(Measurement(f"{direction}_iops_per_job", per["iops"], "ops/s", None))
+                out.append(Measurement(f"{direction}_bw_per_job", per["bw_bytes"], "B/s", None))
     return out
 
 
