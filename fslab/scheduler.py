@@ -161,8 +161,9 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
 
             run_all(todo)
             if plan.run.adaptive:
-                from fslab.adaptive import AdaptiveRounds
+                from fslab.adaptive import CAVEAT, AdaptiveRounds
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)
+                console.print(f"[dim]note: {CAVEAT}[/dim]")
                 for it in range(plan.iterations + 1, plan.run.max_iterations + 1):
                     wanted = rounds.still_wide()
                     console.print(rounds.describe(wanted, it))
