@@ -368,3 +368,20 @@ def test_a_reason_for_tilde_that_repeats_is_said_once():
     lines = headline_text(headline(analyze(recs, regression=False), recs))
     assert lines[-1].startswith("[1] n=2: too few rounds")
     assert all("~ [1]" in ln for ln in lines[:-1]) and len(lines) == 3
+
+
+def test_rounds_needed_is_the_fewest_that_can_separate_after_holm():
+    from scipy.stats import mannwhitneyu
+    from fslab.analysis.tiers import rounds_needed
+    for k in (2, 4, 5, 8):
+        n, pairs = rounds_needed(k), k * (k - 1) // 2
+        lo, hi = list(range(n)), list(range(n, 2 * n))        # fully separated samples
+        assert mannwhitneyu(lo, hi, method="exact").pvalue < 0.05 / pairs
+        lo, hi = list(range(n - 1)), list(range(n - 1, 2 * n - 2))
+        assert mannwhitneyu(lo, hi, method="exact").pvalue >= 0.05 / pairs
+    assert rounds_needed(4) == 5   # the quick profile's 5 rounds: up to 4 filesystems
+
+
+def test_too_few_rounds_says_how_many_would_do():
+    a = analyze(frame({"ext4": [1.0, 2.0], "xfs": [3.0, 4.0]}), regression=False)
+    assert a.tiers.iloc[0]["why"] == "n=2: too few rounds for any test to separate 2 filesystems (4 per filesystem can)"

@@ -81,6 +81,7 @@ def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.Dat
         label = metric_label(ident.get("metric", ""))
         if len(groups) == 1:
             why = (f"n={n}: too few rounds for any test to separate {len(levels)} filesystems"
+                   f" ({rounds_needed(len(levels))} per filesystem can)"
                    if too_few else "no significant difference")
             sentence = f"{label}: ~ ({why})"
         else:
@@ -99,3 +100,14 @@ def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.Dat
                      "test": "Mann-Whitney U (exact), Holm over all pairs", "line": sentence,
                      "why": why})
     return pd.DataFrame(rows)
+
+
+def rounds_needed(k: int) -> int:
+    """The fewest rounds per filesystem with which the exact two-sided Mann-Whitney test
+    can separate two of k filesystems after Holm's correction over all k(k-1)/2 pairs
+    (no ties: the smallest p-value is 2 / C(2n, n))."""
+    pairs = max(1, k * (k - 1) // 2)
+    n = 2
+    while 2 / math.comb(2 * n, n) >= ALPHA / pairs:
+        n += 1
+    return n
