@@ -57,7 +57,7 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
             "page_cache_means": _cache_sentence(page_cache),
             "filesystems": [f.label for f in plan.filesystem],
             "not_available_here": unavailable, "notes": notes,
-            "units": len(pairs) * n, "cases": cases,
+            "units": len(pairs) * n, "too_few_rounds": too_few_rounds(plan), "cases": cases,
             "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
 
 
@@ -68,6 +68,19 @@ def _direct_io(options: dict, plan) -> str:
     if (plan.run.page_cache or default_for(plan.profile.name)) == "on":
         return "buffered (page cache on)"
     return "direct=1 where the filesystem accepts O_DIRECT (probed when the unit runs)"
+
+
+def too_few_rounds(the_plan) -> str | None:
+    """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
+    pass at --profile paper), with the count that can."""
+    from fslab.analysis.tiers import rounds_needed
+    k = len(the_plan.filesystem)
+    n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
+    if k < 2 or n >= rounds_needed(k):
+        return None
+    return (f"{n} round{'s' if n != 1 else ''} per filesystem cannot separate {k} filesystems "
+            f"in any verdict (it takes {rounds_needed(k)}): the numbers are descriptive only; "
+            f"--iterations {rounds_needed(k)} (or a profile with that many) can decide")
 
 
 def _cache_sentence(policy: str) -> str:
@@ -100,6 +113,8 @@ def print_outline(o: dict[str, Any], console) -> None:
                   + f"; {o['units']} units; target {o['target']}", markup=False)
     if any("fio_options" in c or "job_file" in c for c in o["cases"]):
         console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
+    if o["too_few_rounds"]:
+        console.print(f"note: {o['too_few_rounds']}", markup=False)
     for label, why in o["not_available_here"].items():
         console.print(f"note: {label} cannot be made here now ({why})", markup=False)
     for n in o["notes"]:

@@ -91,3 +91,13 @@ def test_dry_run_of_s2_at_paper_runs_the_notebooks_jobs_as_written(tmp_path, sta
     assert {o["group_reporting"] for o in paper.values()} == {"0"}
     assert paper["randwrite"]["end_fsync"] == "0" and paper["mixed"]["end_fsync"] == "0"
     assert cases("--fio", "end_fsync=1")["randwrite"]["end_fsync"] == "1"
+
+
+def test_too_few_rounds_for_any_verdict_is_said_before_the_run(tmp_path, state_dir):
+    o = json.loads(run_fslab("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
+                             "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    assert o["too_few_rounds"].startswith("1 round per filesystem cannot separate 3 filesystems")
+    assert "--iterations 5" in o["too_few_rounds"]
+    quick = json.loads(run_fslab("run", "--fs", "ext4,xfs", "--profile", "quick", "--dry-run",
+                                 "--json", "--results", str(tmp_path / "r")).stdout)
+    assert quick["too_few_rounds"] is None   # 5 rounds separate 2 filesystems

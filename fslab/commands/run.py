@@ -153,6 +153,9 @@ def run(
                   + f"; results in {store.root}")
     for name, how in environment_of(the_plan).items():
         console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
+    from fslab.dryrun import too_few_rounds
+    if (few := too_few_rounds(the_plan)):
+        console.print(f"[yellow]note:[/] {few}")
     from fslab.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
