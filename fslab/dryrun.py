@@ -132,6 +132,8 @@ def print_outline(o: dict[str, Any], console) -> None:
                           markup=False)
         elif c.get("parameters"):
             console.print("    " + json.dumps(c["parameters"], default=str), markup=False)
+        if c.get("grep_at"):
+            console.print(f"    grep at {c['grep_at']}", markup=False)
     total = _duration(o["estimate_seconds"]) if o["estimate_seconds"] or not o["cases_without_estimate"] \
         else "unknown"
     more = (f" + {o['cases_without_estimate']} case(s) with no estimate (run them once at this "

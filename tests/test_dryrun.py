@@ -101,3 +101,12 @@ def test_too_few_rounds_for_any_verdict_is_said_before_the_run(tmp_path, state_d
     quick = json.loads(run_fslab("run", "--fs", "ext4,xfs", "--profile", "quick", "--dry-run",
                                  "--json", "--results", str(tmp_path / "r")).stdout)
     assert quick["too_few_rounds"] is None   # 5 rounds separate 2 filesystems
+
+
+def test_dry_run_of_s4_at_paper_shows_the_reported_configuration(tmp_path, state_dir):
+    o = json.loads(run_fslab("run", str(PLANS / "s4-aging.toml"), "--profile", "paper", "--fs",
+                             "ext4", "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    git = next(c for c in o["cases"] if c["case"] == "git")
+    assert git["parameters"]["pulls"] == 5000 and git["parameters"]["every"] == 50
+    assert git["parameters"]["stop_after"] == 393
+    assert git["grep_at"].startswith("0 (both fresh: the noise floor) and every 50 successful pulls")

@@ -98,6 +98,16 @@ class AgingSuite(Suite):
                                         "every": cfg["every"], "fullness": cfg["fullness"]}, cfg))
         return cases
 
+    def describe(self, case: Case) -> dict:
+        cfg = case.config
+        steps = cfg.get("pulls", cfg.get("steps"))
+        unit = "successful pulls" if case.name == "git" else "steps"
+        until = (f", stopping after {cfg['stop_after']} successful pulls"
+                 if cfg.get("stop_after") else "")
+        return {"parameters": dict(cfg),
+                "grep_at": f"0 (both fresh: the noise floor) and every {cfg['every']} {unit} "
+                           f"up to {steps}{until}"}
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise UnitFailed("aging needs its own filesystem images; not on --mountpoint")
