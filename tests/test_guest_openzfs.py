@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fslab.guest import image, openzfs
 
 
@@ -32,6 +34,7 @@ def test_headers_makefile_points_at_the_unpacked_common_tree(tmp_path):
     assert (obj / "Makefile").read_text() == f"include {common}/Makefile\n"
 
 
+@pytest.mark.e2e   # runs apt-get (against a closed local port): seconds, not the fast tier
 def test_a_failed_openzfs_step_is_one_line_and_leaves_the_reason_in_the_rootfs(
         tmp_path, monkeypatch):
     # a mirror nobody listens on: apt-get update fails, as when contrib is unreachable
