@@ -2,8 +2,9 @@
 
 The `guest` tests boot Debian's kernel under qemu (TCG here: KVM hangs on this
 CI's hosts) and take a few minutes; the first run also builds the image (~2 min
-plus downloads). One guest run serves several tests: fio smoke and the crash
-suite on ext4, f2fs and ext2 (the crash suite's negative control), merged into one host store.
+plus downloads, plus ~6 min for the OpenZFS module on a fresh machine). One guest run
+serves several tests: fio smoke on ext4, f2fs, ext2 and kernel OpenZFS, and the crash
+suite on the first three (ext2 is its negative control), merged into one host store.
 """
 from __future__ import annotations
 
@@ -166,6 +167,9 @@ name = "f2fs"
 [[filesystem]]
 name = "ext2"            # no journal: the negative control of the crash suite
 
+[[filesystem]]
+name = "zfs"             # kernel OpenZFS in the guest (the crash suite skips pools)
+
 [[suite]]
 kind = "fio"
 workloads = ["randwrite", "seqread"]
@@ -211,13 +215,31 @@ def test_fio_smoke_in_guest_is_merged_into_host_store(guest_run):
     rows = db.execute("SELECT host, fs, COUNT(*) n FROM records WHERE suite='fio' "
                       "GROUP BY host, fs").fetchall()
     assert {(r["host"], r["fs"]) for r in rows} == {(f"guest-{accel}", fs)
-                                                   for fs in ("ext4", "f2fs", "ext2")}
+                                                   for fs in ("ext4", "f2fs", "ext2", "zfs")}
     for r in db.execute("SELECT DISTINCT artifact FROM records WHERE suite='fio'"):
         assert r["artifact"].startswith(f"runs/{run['run_id']}/guest-{accel}/")
         assert (results / r["artifact"]).exists(), r["artifact"]
     iops = db.execute("SELECT value FROM records WHERE suite='fio' AND metric='write_iops'").fetchall()
     assert iops and all(v["value"] > 0 for v in iops)
     assert (results / "runs" / run["run_id"] / f"guest-{accel}" / "console.log").exists()
+
+
+@pytest.mark.guest
+@needs_guest
+def test_zfs_in_guest_is_kernel_openzfs_and_says_so(guest_run):
+    """ZFS records from the guest are OpenZFS 2.x's (kernel module), never zfs-fuse's."""
+    results, db = guest_run
+    run = db.execute("SELECT * FROM runs").fetchone()
+    env = json.loads(run["environment"])
+    zfs_image = env["guest"]["image"]["openzfs"]
+    assert zfs_image and zfs_image["ok"], f"OpenZFS not in the guest image: {zfs_image}"
+    label = env["tools"]["zfs implementation"]
+    assert label == env["guest"]["environment"]["tools"]["zfs implementation"]
+    assert label.startswith("OpenZFS 2.") and label.endswith("kernel module"), label
+    assert "fuse" not in json.dumps(env["tools"]).lower()
+    iops = db.execute("SELECT value FROM records WHERE suite='fio' AND fs='zfs' "
+                      "AND metric='write_iops'").fetchall()
+    assert iops and all(v["value"] > 0 for v in iops)
 
 
 @pytest.mark.guest

@@ -83,6 +83,8 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
             if isinstance(image, dict):   # the cached image's manifest
                 image = f"{image.get('kernel')} + {len(image.get('packages', {}))} packages, {image.get('path')}"
             console.print(f"guest target: available ({g.get('qemu')}); accel: {accel}; image: {image}")
+            if g.get("openzfs"):
+                console.print(f"guest ZFS: {g['openzfs']}")
         else:
             console.print(f"guest target: unavailable: {g.get('why_not')}")
     if not f["root"]:

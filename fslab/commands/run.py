@@ -113,8 +113,9 @@ def run(
         return
     if target == "guest":
         from fslab.guest import run_in_guest
+        # filesystem tools are the guest's: the runner records them after the merge
         run_id = resume or store.create_run(the_plan.source_text, environment.capture(
-            [f.name for f in the_plan.filesystem], {"kind": "guest"}) | {
+            [], {"kind": "guest"}) | {
                 "page_cache": the_plan.page_cache}, name=the_plan.run.name,
             command=shlex.join(["fslab", *sys.argv[1:]]), profile=the_plan.run.profile)
         console.print(f"run [bold]{run_id}[/] (guest)")

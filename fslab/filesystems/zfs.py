@@ -1,4 +1,4 @@
-"""ZFS: kernel OpenZFS when the zfs module is loaded, else Debian's zfs-fuse.
+"""ZFS: kernel OpenZFS when this kernel has the zfs module, else Debian's zfs-fuse.
 
 A "mkfs" here is `zpool create` of a single-vdev pool (mirror with devices > 1)
 with the plan's dataset properties (-O) and pool properties (-o) passed through.
@@ -7,6 +7,7 @@ only if fslab started it and nobody else still uses it.
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -22,8 +23,29 @@ from fslab.teardown import destroy_zpool, stop_pid, zpool_imported
 _counter = 0
 
 
+# Left in a guest image built without OpenZFS: why (fslab.guest.openzfs.UNAVAILABLE_NOTE)
+MISSING_NOTE = Path("/etc/fslab/zfs-unavailable")
+
+
 def kernel_zfs() -> bool:
     return Path("/sys/module/zfs").exists()
+
+
+def load_kernel_module() -> bool:
+    """Load OpenZFS if it is installed but not loaded (as in the guest image): where this
+    kernel has ZFS, fslab measures it and not zfs-fuse."""
+    if kernel_zfs():
+        return True
+    if not _module_installed():
+        return False
+    run(["modprobe", "zfs"], check=False, timeout=300)   # ~5 s under TCG
+    return kernel_zfs()
+
+
+@functools.cache
+def _module_installed() -> bool:
+    return bool(which("modinfo")) and run(["modinfo", "-F", "version", "zfs"], check=False,
+                                          timeout=30).ok
 
 
 def fuse_daemon_pid() -> int | None:
@@ -122,12 +144,15 @@ class Zfs(Driver):
         if not is_root():
             return Availability(False, why="needs root (or use --mountpoint DIR)",
                                 packages=self.packages)
+        if MISSING_NOTE.exists():
+            return Availability(False, why=MISSING_NOTE.read_text().strip(),
+                                packages=self.packages)
         if not which("zpool") or not which("zfs"):
             return Availability(False, why="zpool/zfs not installed (apt-get install zfs-fuse, "
                                 "or OpenZFS zfsutils-linux with the zfs module)",
                                 packages=self.packages)
-        if kernel_zfs():
-            return Availability(True, how="kernel OpenZFS")
+        if load_kernel_module():
+            return Availability(True, how=self.implementation_label())
         if not which("zfs-fuse"):
             return Availability(False, why="no zfs kernel module and zfs-fuse not installed",
                                 packages=self.packages)
@@ -136,19 +161,19 @@ class Zfs(Driver):
         return Availability(True, how="fuse (zfs-fuse)")
 
     def versions(self) -> dict[str, str]:
-        if kernel_zfs():
+        if load_kernel_module():
             r = run(["zfs", "version"], check=False)
             return {"zfs": r.stdout.strip().replace("\n", "; ")}
         r = run(["dpkg-query", "-W", "-f", "${Version}", "zfs-fuse"], check=False)
         return {"zfs-fuse": r.stdout.strip() or "unknown"}
 
     def implementation(self) -> str:
-        return "zfs" if kernel_zfs() else "zfs-fuse"
+        return "zfs" if load_kernel_module() else "zfs-fuse"
 
     def implementation_label(self) -> str:
         """'OpenZFS 2.3.2 kernel module' or 'zfs-fuse 0.7.0 (FUSE daemon)': a ZFS number
         must never be read as the other implementation's."""
-        if kernel_zfs():
+        if load_kernel_module():
             try:
                 version = Path("/sys/module/zfs/version").read_text().split("-")[0].strip()
             except OSError:
@@ -161,7 +186,7 @@ class Zfs(Driver):
     # lifecycle ---------------------------------------------------------------
     def mkfs(self, inst: Instance) -> None:
         global _counter
-        if not kernel_zfs():
+        if not load_kernel_module():
             if ensure_fuse_daemon():
                 inst.info["zfs_fuse_started_by_fslab"] = True
         _counter += 1
@@ -231,7 +256,7 @@ class Zfs(Driver):
                 "mounted": _zfs_mounted(inst.pool)}
 
     def serving_daemon(self) -> tuple[str, int] | None:
-        if kernel_zfs():
+        if load_kernel_module():
             return None
         pid = fuse_daemon_pid()
         return ("zfs-fuse", pid) if pid else None
@@ -284,7 +309,7 @@ class Zfs(Driver):
         return {"clean": clean, "output": out[-4000:]}
 
     def session_end(self) -> None:
-        if not kernel_zfs():
+        if not load_kernel_module():
             stop_fuse_daemon_if_ours()
 
 

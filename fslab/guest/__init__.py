@@ -31,7 +31,7 @@ def capable() -> str | None:
 
 def describe() -> dict:
     """What `fslab doctor` shows about guests: tools, cached image, acceleration verdict."""
-    from fslab.guest import accel
+    from fslab.guest import accel, openzfs
     from fslab.guest.image import cache_root
     from fslab.proc import first_line
     img = None
@@ -43,6 +43,7 @@ def describe() -> dict:
             "qemu": first_line(["qemu-system-x86_64", "--version"]),
             "cache": str(cache_root()),
             "image": img.describe() if img else None,
+            "openzfs": openzfs.describe(img.manifest if img else None),
             "accel": accel.cached_verdict(),
             "kvm_device": accel.kvm_usable() or "usable"}
 

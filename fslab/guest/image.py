@@ -10,7 +10,8 @@ Layout of one image directory:
     vmlinuz        the kernel (from linux-image-*-amd64, never installed on the host)
     initrd.img     busybox + the modules needed to mount the rootfs (virtio, ext4)
     rootfs.img     ext4 image: debootstrap minbase + filesystem tools + fio + python3,
-                   fslab's Python deps in /opt/fslab/deps, the kernel's modules
+                   fslab's Python deps in /opt/fslab/deps, the kernel's modules,
+                   OpenZFS (modules built for this kernel + zpool/zfs; see openzfs.py)
     manifest.json  what went in (versions, sizes, build seconds)
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from fslab.errors import FslabError
-from fslab.guest import initramfs
+from fslab.guest import initramfs, openzfs
 from fslab.proc import run, which
 
 FORMAT = 3   # bump when the layout or build steps change in a way the key does not see
@@ -44,7 +45,7 @@ GUEST_PACKAGES = sorted([
 ])
 # Debian packages the HOST needs to build and boot the guest.
 HOST_PACKAGES = ["qemu-system-x86", "qemu-utils", "debootstrap", "busybox-static", "cpio",
-                 "e2fsprogs"]
+                 "e2fsprogs", "gcc", "make"]   # gcc, make: the guest's OpenZFS module
 
 GUEST_INIT = "/usr/local/sbin/fslab-guest-init"
 DEPS_DIR = "/opt/fslab/deps"
@@ -97,7 +98,7 @@ def image_key(kernel: tuple[str, str] | None = None) -> tuple[str, dict]:
     ingredients = {"format": FORMAT, "suite": SUITE, "kernel": list(kernel),
                    "packages": GUEST_PACKAGES, "python_deps": python_deps(),
                    "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
-                   "scripts": _boot_scripts_digest()}
+                   "scripts": _boot_scripts_digest(), "openzfs": openzfs.spec()}
     digest = hashlib.sha256(json.dumps(ingredients, sort_keys=True).encode()).hexdigest()[:16]
     return digest, ingredients
 
@@ -124,7 +125,8 @@ class Image:
     def describe(self) -> dict:
         m = self.manifest
         return {"key": self.key, "kernel": m["kernel_release"], "kernel_package": m["kernel"],
-                "suite": m["suite"], "packages": m["package_versions"], "path": str(self.path)}
+                "suite": m["suite"], "packages": m["package_versions"], "path": str(self.path),
+                "openzfs": m.get("openzfs"), "build_seconds": m.get("build_seconds")}
 
 
 def cached_image() -> Image | None:
@@ -144,7 +146,8 @@ def cached_image() -> Image | None:
 
 
 def ensure_image(log: Callable[[str], None] = print) -> Image:
-    """The cached image for the current ingredients, building it first if needed (~5-10 min)."""
+    """The cached image for the current ingredients, building it first if needed (~5-10 min,
+    plus ~6 min the first time for the OpenZFS module, kept for later images)."""
     kernel = kernel_package()
     key, ingredients = image_key(kernel)
     root = cache_root()
@@ -201,6 +204,7 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
         log("installing the kernel's modules and fslab's Python deps into the rootfs")
         shutil.copytree(work / "kernel" / "lib" / "modules" / release,
                         rootfs / "lib" / "modules" / release, symlinks=True)
+        zfs = openzfs.install(rootfs, release, kernel[1], log)   # never raises: ok or why
         run(["chroot", str(rootfs), "depmod", "-a", release], timeout=600)
         shutil.copy2(work / "kernel" / "boot" / f"vmlinuz-{release}", out / "vmlinuz")
         _install_python_deps(rootfs, ingredients["python_deps"], log)
@@ -213,7 +217,7 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
         _remove_build_dir(work)
     return {"kernel": f"{kernel[0]}={kernel[1]}", "kernel_release": release, "suite": SUITE,
             "package_versions": versions, "python_deps": ingredients["python_deps"],
-            "ingredients": ingredients,
+            "ingredients": ingredients, "openzfs": zfs,
             "rootfs_bytes": (out / "rootfs.img").stat().st_size}
 
 

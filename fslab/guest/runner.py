@@ -141,6 +141,8 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
             "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                       "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
                       "environment": merged["environment"]},
+            # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
+            "tools": merged["environment"].get("tools", {}),
             "filesystems": merged["environment"].get("filesystems", {})})
         status = merged["status"] if merged["status"] != "running" else "failed"
         log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
