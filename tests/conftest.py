@@ -41,7 +41,11 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "state"
     d.mkdir()
     monkeypatch.setenv("FSLAB_STATE_DIR", str(d))
-    return d
+    yield d
+    # whatever an fslab killed by the test (or by its timeout) noted and left behind:
+    # a failing test must not leave mounts, loop devices or guest disks to the next one
+    from fslab import state
+    state.cleanup()
 
 
 @pytest.fixture
@@ -51,8 +55,20 @@ def results(tmp_path) -> Path:
 
 def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
               check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run([*fslab_cmd(), *args], capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, "COLUMNS": "160", **(env or {})})
+    proc = subprocess.Popen([*fslab_cmd(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "COLUMNS": "160", **(env or {})})
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()   # SIGTERM: fslab tears down what it made, as on Ctrl-C
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        raise AssertionError(f"fslab {' '.join(args)} ran over {timeout}s and was stopped\n"
+                             f"{out[-3000:]}\n{err[-3000:]}") from None
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if check and p.returncode != 0:
         raise AssertionError(f"fslab {' '.join(args)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
     return p
