@@ -58,6 +58,9 @@ def test_report_is_offline_and_escaped(report):
                     "Completion latency percentiles", "Environment and exact plan",
                     "How to reproduce", "Raw artifacts", "regression view"):
         assert section in html
+    # tables name metrics as a person says them, with the stored key beside them
+    for label, key in (("read IOPS", "read_iops"), ("p99 read latency", "read_clat_p99"), ("time", "elapsed")):
+        assert f"<td>{label}</td>" in html and f"<td>{key}</td>" in html
     # artifact links are relative to the report and point at the raw copies
     links = re.findall(r'<a href="([^"]+)">runs/', html)
     assert links and all((out.parent / link).is_file() for link in links)

@@ -14,6 +14,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from fslab.analysis.names import metric_label
 from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human
 from fslab.report.load import Loaded
@@ -106,9 +107,9 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
                 "bars": Markup(bars_and_points(a, s, d) or ""),
                 "qq": Markup(residual_qq(a, s, d) or ""),
                 "summary": _table(_metric_rows(s)),
-                "pairs": _table(p[["metric", "baseline", "other", "test", "p", "p_holm", "delta",
-                                   "magnitude", "ratio", "ratio_ci_lo", "ratio_ci_hi", "verdict",
-                                   "note"]]) if not p.empty else None,
+                "pairs": _table(_named(p)[["metric", "key", "baseline", "other", "test", "p", "p_holm",
+                                           "delta", "magnitude", "ratio", "ratio_ci_lo", "ratio_ci_hi",
+                                           "verdict", "note"]]) if not p.empty else None,
             })
         extra = sections_for(FigureContext(a, suite, summary, data, results_root))
         out.append({"name": suite, "workloads": workloads,
@@ -117,8 +118,13 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     return out
 
 
+def _named(df: pd.DataFrame) -> pd.DataFrame:
+    """The metric as a person says it, with the stored key beside it (to filter or re-run by)."""
+    return df.assign(key=df["metric"], metric=df["metric"].map(metric_label))
+
+
 def _metric_rows(s: pd.DataFrame) -> pd.DataFrame:
-    rows = s[["metric", "unit", "better", *_SUMMARY_COLS]].copy()
+    rows = _named(s)[["metric", "key", "unit", "better", *_SUMMARY_COLS]].copy()
     rows["median (readable)"] = [human(m, u) for m, u in zip(rows["median"], rows["unit"])]
     rows["better"] = rows["better"].fillna("not ranked")
     return rows
