@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -122,4 +123,10 @@ def test_cli_import_report_compare(tmp_path):
                               "--csv", str(tmp_path / "csv"), "--markdown", str(tmp_path / "r.md")])
     assert rep.exit_code == 0, rep.output
     assert (tmp_path / "csv" / "per_iteration.csv").is_file()
+    tiers_csv = pd.read_csv(tmp_path / "csv" / "tiers.csv")      # every level's tier, ratio to best
+    assert not (tmp_path / "csv" / "leaders.csv").exists()
+    # each (workload, metric) lists its best level first, at ratio 1 in tier 1
+    firsts = tiers_csv.groupby(["case", "params", "metric"], sort=False, dropna=False).head(1)
+    assert len(firsts) > 1 and (firsts["tier"] == 1).all() and (firsts["ratio_to_best"] == 1.0).all()
+    assert tiers_csv["level"].nunique() >= 2 and (tiers_csv["tier"] >= 1).all()
     assert "| workload |" in (tmp_path / "r.md").read_text()

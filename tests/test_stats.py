@@ -146,15 +146,15 @@ def test_lower_is_better_direction():
     a = analyze(frame(lat, metric="write_clat_mean", unit="ns", better="lower"), regression=False)
     pair = a.pairs.iloc[0]
     assert pair["winner"] == "ext4" and pair["change_pct"] > 0     # xfs is slower
-    lead = a.leaders.iloc[0]
-    assert lead["best"] == "ext4" and lead["runner_up"] == "xfs"
-    assert lead["verdict"].startswith("-")                         # ext4 is that much lower
+    t = a.tiers.iloc[0]
+    assert t["tiers"] == [["ext4"], ["xfs"]]                        # lower latency ranks first
+    assert t["levels_info"]["xfs"]["ratio_to_best"] == pytest.approx(20.0 / 10.0)
 
 
 def test_undirected_metrics_are_described_not_ranked():
     a = analyze(frame({"ext4": [0.0, 0, 5], "xfs": [22.0, 22, 22]}, metric="error", unit="code",
                       better=None), regression=False)
-    assert a.pairs.empty and a.leaders.empty
+    assert a.pairs.empty and a.tiers.empty
     assert len(a.summary) == 2
     assert "not ranked" in a.omnibus.iloc[0]["assumptions"]
 
@@ -247,9 +247,10 @@ def test_large_analysis_on_two_processes_equals_one(monkeypatch):
     monkeypatch.setattr(engine, "PARALLEL_MIN_ROWS", 10 ** 9)
     monkeypatch.setattr(regression, "BACKGROUND_MIN_ROWS", 10 ** 9)
     serial = analyze(records)
-    for name in ("summary", "omnibus", "pairs", "leaders", "regression"):
+    for name in ("summary", "omnibus", "pairs", "regression"):
         pd.testing.assert_frame_equal(getattr(forked_result, name), getattr(serial, name))
     assert len(forked_result.pairs) == 60 * 6 and forked_result.pairs["significant"].any()
+    assert forked_result.tiers["line"].tolist() == serial.tiers["line"].tolist()
 
 
 def _fails_in_a_child(parent: int, x: int) -> int:
@@ -271,9 +272,9 @@ def test_tied_medians_rank_in_level_order():
     whatever the direction: pandas' default sort would pick one arbitrarily."""
     tied = {"btrfs": [1.0, 2, 3], "ext4": [5.0, 6, 7], "xfs": [5.0, 6, 7], "zfs": [5.0, 6, 8]}
     for better in ("higher", "lower"):
-        lead = analyze(frame(tied, better=better), regression=False).leaders.iloc[0]
-        assert (lead["best"], lead["runner_up"]) == (("ext4", "xfs") if better == "higher"
-                                                     else ("btrfs", "ext4"))
+        t = analyze(frame(tied, better=better), regression=False).tiers.iloc[0]
+        order = [lv for tier in t["tiers"] for lv in tier]
+        assert order[:2] == (["ext4", "xfs"] if better == "higher" else ["btrfs", "ext4"])
 
 
 def test_ties_at_small_n_get_the_exact_p_not_the_normal_approximation():

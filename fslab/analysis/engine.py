@@ -6,12 +6,10 @@ grouped by what was measured (groups.group_columns) and compared across the fact
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 from fslab import forked
@@ -19,7 +17,7 @@ from fslab.analysis.describe import describe, outlier_mask
 from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
-from fslab.analysis.pairwise import compare_levels, magnitude
+from fslab.analysis.pairwise import compare_levels
 
 # metrics named *_min, *_max or *_pNN describe a distribution's tails; tables show them,
 # the headline views (terminal, first screen, generic plots) leave them out
@@ -41,7 +39,6 @@ class Analysis:
     summary: pd.DataFrame           # one row per group x level
     omnibus: pd.DataFrame           # one row per group
     pairs: pd.DataFrame             # one row per group x pair of levels
-    leaders: pd.DataFrame           # one row per ranked group: best level vs runner-up
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
     tiers: pd.DataFrame = field(default_factory=pd.DataFrame)   # every level ranked (tiers.py)
     _wide: pd.DataFrame | None = field(default=None, repr=False, compare=False)
@@ -91,8 +88,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     omni_df = pd.DataFrame(omni_rows)
     pairs = pd.DataFrame(pair_rows)
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
-                      leaders(summary, pairs, keys))
-    result.tiers = tiers(summary, pairs, keys)
+                      tiers=tiers(summary, pairs, keys))
     if regression:
         result.regression = regression_table()
     return result
@@ -133,51 +129,3 @@ def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out = by.agg(["nunique", "first"]).reset_index()
     out["better"] = out["first"].where(out["nunique"] == 1)
     return out.drop(columns=["nunique", "first"])
-
-
-def leaders(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Per ranked group: the best level by median, the runner-up, and how sure we are,
-    stated from the winner's side ('+23% better than xfs')."""
-    ranked = summary[summary["better"].isin(["higher", "lower"])]
-    if ranked.empty or pairs.empty:
-        return pd.DataFrame()
-    pair_index = {(tuple(r[k] for k in keys), r["baseline"], r["other"]): r
-                  for r in pairs.to_dict("records")}
-    rows = []
-    for key, g in ranked.groupby(keys, sort=True, dropna=False):
-        if len(g) < 2:
-            continue
-        # best first: a stable sort, NaN last (as sort_values ranks them), without the
-        # cost of sorting a DataFrame per group
-        median = g["median"].to_numpy(dtype=float)
-        rank_by = median if g["better"].iloc[0] == "lower" else -median
-        first, runner_up = np.lexsort((rank_by, np.isnan(rank_by)))[:2]
-        best, second = g.iloc[first], g.iloc[runner_up]
-        pair = (pair_index.get((key, second["level"], best["level"]))
-                or _flip(pair_index.get((key, best["level"], second["level"]))))
-        if pair is None:
-            continue
-        rows.append({**dict(zip(keys, key)), "best": best["level"], "runner_up": second["level"],
-                     "best_median": best["median"], "runner_up_median": second["median"],
-                     "n": int(min(best["n"], second["n"])), "levels": len(g),
-                     **{k: pair[k] for k in ("change_pct", "ratio", "ratio_ci_lo", "ratio_ci_hi",
-                                             "p_holm", "delta", "magnitude", "significant",
-                                             "test", "verdict", "note")}})
-    return pd.DataFrame(rows)
-
-
-def _flip(row: dict | None) -> dict | None:
-    """The same pair seen from the other side: baseline and other swapped."""
-    if row is None:
-        return None
-    from fslab.analysis.pairwise import verdict
-    r = dict(row)
-    r["ratio"] = 1 / row["ratio"] if row["ratio"] else math.nan
-    r["change_pct"] = (r["ratio"] - 1) * 100 if not math.isnan(r["ratio"]) else math.nan
-    r["ratio_ci_lo"], r["ratio_ci_hi"] = (1 / row["ratio_ci_hi"] if row["ratio_ci_hi"] else math.nan,
-                                          1 / row["ratio_ci_lo"] if row["ratio_ci_lo"] else math.nan)
-    r["delta"] = -row["delta"]
-    r["magnitude"] = magnitude(r["delta"]) if not math.isnan(r["delta"]) else ""
-    r["median_baseline"], r["median_other"] = row["median_other"], row["median_baseline"]
-    r["verdict"] = verdict(r)
-    return r

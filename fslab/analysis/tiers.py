@@ -102,6 +102,16 @@ def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The tiers flat, one row per (group, level), best first: for CSV and other tables."""
+    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv, "tier": d["tier"],
+             "median": d["median"], "ratio_to_best": d["ratio_to_best"],
+             "ratio_ci_lo": d["ratio_ci"][0], "ratio_ci_hi": d["ratio_ci"][1], "n": d["n"],
+             "line": t["line"], "note": t["why"]}
+            for t in tier_table.to_dict("records") for lv, d in t["levels_info"].items()]
+    return pd.DataFrame(rows)
+
+
 def rounds_needed(k: int) -> int:
     """The fewest rounds per filesystem with which the exact two-sided Mann-Whitney test
     can separate two of k filesystems after Holm's correction over all k(k-1)/2 pairs

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fslab.analysis.tiers import tier_rows
 from fslab.report.load import Loaded
 from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table, workload_label
 
@@ -13,7 +14,7 @@ def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
     """Every table of the report, by file name stem."""
     a = loaded.analysis
     return {"verdicts": verdict_table(a, headline=False), "summary": a.summary,
-            "pairs": pairs_table(a), "leaders": a.leaders, "omnibus": a.omnibus,
+            "pairs": pairs_table(a), "tiers": tier_rows(a.tiers, a.keys), "omnibus": a.omnibus,
             "regression": a.regression, "per_iteration": a.per_iteration()}
 
 
