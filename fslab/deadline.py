@@ -3,15 +3,20 @@
 The deadline comes from what the unit asked for: `factor` x (runtime + ramp) plus the
 time to write its files at a pessimistic rate, never below `floor`; the plan's
 `[run] unit_timeout` overrides it. When it passes, what is stuck is said (each process
-of fio's group: state and kernel wait channel from /proc), a FUSE filesystem under it
-has its connection aborted (fusectl), fio's process group is killed, and the unit fails
-with "hung: no result after N s (fio in fuse_fsync)"; the run goes on with the next unit.
+of fio's family: state and the kernel call it waits in, from /proc), a FUSE filesystem
+under it has its connection aborted (fusectl), fio and its job processes are killed
+(they each call setsid(), so fio's process group alone misses them), and the unit fails
+with "hung: no result after N s (fio in fuse_fsync_common (state S))"; the suite then
+asks the driver to recover (`Driver.recover_after_hang`: zfs-fuse replaces a daemon
+that no longer answers) and the run goes on with the next unit.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 FLOOR_S = 120.0           # even a 1 s job gets two minutes (slow loop devices, CI under load)
@@ -32,7 +37,8 @@ def deadline_for(runtime_s: float, ramp_s: float, bytes_to_write: float,
 
 def wait(pid: int, deadline_s: float, directory: str | None = None):
     """os.wait4 the child, polling, until `deadline_s`: (status, rusage); on expiry,
-    unstick and kill its process group and raise Hung with what it was waiting in."""
+    unstick and kill it with its descendants and process group, and raise Hung with
+    what they were waiting in."""
     end = time.monotonic() + deadline_s
     pause = 0.05
     while True:
@@ -43,8 +49,14 @@ def wait(pid: int, deadline_s: float, directory: str | None = None):
             break
         time.sleep(pause)
         pause = min(pause * 2, 0.5)
-    stuck = describe_group(pid)
+    family = process_family(pid)   # before any kill: orphans lose their parent link
+    stuck = describe(family)
     aborted = abort_fuse(directory) if directory else False
+    for member in {pid, *(p.pid for p in family)}:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -59,36 +71,121 @@ def wait(pid: int, deadline_s: float, directory: str | None = None):
                + ("; its FUSE connection was aborted" if aborted else ""))
 
 
-def describe_group(pid: int) -> str:
-    """'fio in fuse_fsync' for the processes of the group led by pid (blocked ones first)."""
-    seen = []
+@dataclass
+class Proc:
+    pid: int
+    name: str
+    state: str    # R, S, D, ...
+    ppid: int
+    pgrp: int
+
+
+def _procs() -> list[Proc]:
+    out = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
-            name = text[text.index("(") + 1:text.rindex(")")]
             fields = text[text.rindex(")") + 2:].split()
-            state, pgrp = fields[0], int(fields[2])
-            if pgrp != pid:
-                continue
-            wchan = (stat.parent / "wchan").read_text().strip() or "running"
-        except (OSError, ValueError):
+            out.append(Proc(int(stat.parent.name), text[text.index("(") + 1:text.rindex(")")],
+                            fields[0], int(fields[1]), int(fields[2])))
+        except (OSError, ValueError, IndexError):
             continue
-        seen.append((state != "D", f"{name} in {wchan if wchan != '0' else 'running'} (state {state})"))
-    return ", ".join(sorted(set(text for _, text in sorted(seen)))[:3])
+    return out
+
+
+def process_family(pid: int) -> list[Proc]:
+    """pid, its descendants and its process group. fio's job processes each call setsid(),
+    so its process group alone leaves them out."""
+    procs = _procs()
+    children: dict[int, list[Proc]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p)
+    family = {p.pid: p for p in procs if p.pid == pid or p.pgrp == pid}
+    todo = list(family)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child.pid not in family:
+                family[child.pid] = child
+                todo.append(child.pid)
+    return sorted(family.values(), key=lambda p: p.pid)
+
+
+def describe(family: list[Proc]) -> str:
+    """'fio in fuse_fsync_common (state S)': where each process waits in the kernel (the
+    call it made, from its kernel stack when readable, else its wait channel), blocked
+    ones first, at most three different."""
+    seen = []
+    for p in family:
+        try:
+            wchan = Path(f"/proc/{p.pid}/wchan").read_text().strip()
+        except OSError:
+            continue
+        where = "running" if wchan in ("", "0") else _kernel_call(p.pid, wchan) or wchan
+        idle = any(w in where for w in _OWN_WAITS)
+        seen.append((p.state == "R", idle, p.state != "D", f"{p.name} in {where} (state {p.state})"))
+    texts = []
+    for *_, text in sorted(seen):
+        if text not in texts:
+            texts.append(text)
+    return ", ".join(texts[:3])
+
+
+# waiting for its own timer or children (fio's main process), not for a filesystem
+_OWN_WAITS = ("sleep", "nsleep", "poll", "select", "wait4", "do_wait", "futex", "pause")
+_GENERIC_FRAMES = ("request_wait_answer", "fuse_simple_request", "fuse_request_send",
+                   "schedule", "wait_", "do_syscall", "entry_SYSCALL", "x64_sys")
+
+
+def _kernel_call(pid: int, wchan: str) -> str:
+    """The first frame of the kernel stack that says what was asked (fuse_fsync_common,
+    fuse_send_open), past the generic waiting frames; '' when the stack is not readable."""
+    try:
+        frames = Path(f"/proc/{pid}/stack").read_text().splitlines()
+    except OSError:
+        return ""
+    for frame in frames:
+        name = frame.split("] ", 1)[-1].split("+", 1)[0].lstrip("_")
+        if name and name != wchan and not any(g in name for g in _GENERIC_FRAMES):
+            return name
+    return ""
 
 
 def abort_fuse(directory: str) -> bool:
     """Abort the FUSE connection serving `directory`, if it is one (a hung daemon then
-    answers every waiting request with an error instead of never)."""
+    answers every waiting request with an error instead of never). The mount is found in
+    the kernel's mount table, never by stat(): a stat of a hung FUSE mount waits forever."""
+    from fslab.filesystems.mounts import mounts, resolved_above
+    path = resolved_above(directory)
+    held = None   # the deepest mount holding it (the last one, if stacked)
+    for m in mounts():
+        if m.holds(path) and (held is None or len(m.mountpoint) >= len(held.mountpoint)):
+            held = m
+    if held is None:
+        return False
+    major, minor = held.device
+    if major != 0 or not held.fstype.startswith("fuse"):
+        return False
+    with fusectl() as connections:
+        try:
+            (connections / str(minor) / "abort").write_text("1")
+            return True
+        except OSError:
+            return False
+
+
+@contextlib.contextmanager
+def fusectl():
+    """/sys/fs/fuse/connections, mounted for the while if it is not (no systemd here to
+    have mounted it): fslab leaves no mount of its own behind."""
+    from fslab.filesystems.mounts import is_mounted
+    from fslab.proc import run
+    path = Path("/sys/fs/fuse/connections")
+    mounted_here = False
+    if path.is_dir() and not is_mounted(str(path)):
+        mounted_here = run(["mount", "-t", "fusectl", "fusectl", str(path)], check=False,
+                           timeout=30).ok
     try:
-        dev = os.stat(directory).st_dev
-    except OSError:
-        return False
-    conn = Path(f"/sys/fs/fuse/connections/{os.minor(dev)}/abort")
-    if os.major(dev) != 0 or not conn.exists():
-        return False
-    try:
-        conn.write_text("1")
-        return True
-    except OSError:
-        return False
+        yield path
+    finally:
+        if mounted_here:
+            run(["umount", str(path)], check=False, timeout=30)

@@ -23,3 +23,7 @@ class UnavailableError(FslabError):
 
 class StepFailed(Exception):
     """A measured step failed; the unit is recorded as failed and the run continues."""
+
+
+class TimedOut(StepFailed):
+    """An external command passed its time limit (and was killed with its process group)."""

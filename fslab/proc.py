@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from fslab.errors import StepFailed
+from fslab.errors import StepFailed, TimedOut
 
 
 @dataclass
@@ -39,7 +39,7 @@ def run(argv: list[str], *, check: bool = True, timeout: float | None = 600,
         out, err = p.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(p)
-        raise StepFailed(f"timed out after {timeout}s: {shlex.join(argv)}") from None
+        raise TimedOut(f"timed out after {timeout}s: {shlex.join(argv)}") from None
     except BaseException:
         kill_group(p)
         raise

@@ -23,11 +23,11 @@ def umount(path: str, attempts: int = 5) -> None:
     for i in range(attempts):
         if not is_mounted(path):
             return
-        r = run(["umount", path], check=False)
+        r = run(["umount", path], check=False, timeout=60)
         if r.ok:
             return
         time.sleep(0.3 * (i + 1))   # busy: a process may still be closing files
-    run(["umount", "-l", path], check=False)   # last resort: lazy, never leave it mounted
+    run(["umount", "-l", path], check=False, timeout=60)   # last resort: lazy, never leave it mounted
     if is_mounted(path):
         raise RuntimeError(f"cannot unmount {path}")
 
@@ -45,35 +45,37 @@ def detach_loop(dev: str, image: str | None = None) -> None:
         if os.path.realpath(backing.removesuffix(" (deleted)")) != os.path.realpath(image):
             return
     for i in range(10):
-        r = run(["losetup", "-d", dev], check=False)
+        r = run(["losetup", "-d", dev], check=False, timeout=60)
         if r.ok or not loop_attached(dev):
             return
         time.sleep(0.2 * (i + 1))
     raise RuntimeError(f"cannot detach {dev}: {r.stderr.strip()}")
 
 
-def zpool_imported(name: str) -> bool:
+def zpool_imported(name: str, timeout: float = 60) -> bool:
     if not which("zpool"):
         return False
-    r = run(["zpool", "list", "-H", "-o", "name", name], check=False, timeout=60)
+    r = run(["zpool", "list", "-H", "-o", "name", name], check=False, timeout=timeout)
     return r.ok
 
 
-def destroy_zpool(name: str, attempts: int = 8) -> None:
+def destroy_zpool(name: str, attempts: int = 8, timeout: float = 120) -> None:
     """Destroy (else export) a pool. zfs-fuse reports 'pool is busy' for a moment
-    after the last file is closed, so retry with backoff before giving up."""
+    after the last file is closed, so retry with backoff before giving up. A command
+    that passes `timeout` raises TimedOut at once: its daemon is stuck, and only
+    replacing the daemon helps (fslab/filesystems/zfs.py), not trying again."""
     err = ""
     for i in range(attempts):
-        if not zpool_imported(name):
+        if not zpool_imported(name, timeout):
             return
-        run(["zfs", "umount", "-f", name], check=False, timeout=120)
-        r = run(["zpool", "destroy", "-f", name], check=False, timeout=120)
-        if r.ok or not zpool_imported(name):
+        run(["zfs", "umount", "-f", name], check=False, timeout=timeout)
+        r = run(["zpool", "destroy", "-f", name], check=False, timeout=timeout)
+        if r.ok or not zpool_imported(name, timeout):
             return
         err = r.stderr.strip()
         time.sleep(0.25 * (i + 1))
-    run(["zpool", "export", "-f", name], check=False, timeout=120)
-    if zpool_imported(name):
+    run(["zpool", "export", "-f", name], check=False, timeout=timeout)
+    if zpool_imported(name, timeout):
         raise RuntimeError(f"cannot destroy zpool {name}: {err}")
 
 

@@ -1,14 +1,17 @@
 """zfs-fuse's daemon: started when needed, replaced when it hangs, stopped only if fslab started it."""
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import needs_root
+from conftest import fslab_cmd, leftovers, needs_root
 from fslab.proc import which
 
 pytestmark = [needs_root(), pytest.mark.skipif(not which("zfs-fuse"), reason="zfs-fuse not installed")]
@@ -40,3 +43,120 @@ def test_a_hung_daemon_that_fslab_started_is_replaced(state_dir):
                     pass
         zfs.stop_fuse_daemon_if_ours()
     assert zfs.fuse_daemon_pid() is None
+
+
+def _measured_fio(results: Path) -> list[int]:
+    """pids of the measured fio runs (not the layout) writing under `results`."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if argv[0].endswith("fio") and "--output-format=json+" in argv and str(results) in cmdline.read_text():
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+def _our_daemon(state_dir: Path) -> int | None:
+    p = state_dir / "resources.json"
+    entries = json.loads(p.read_text() or "[]") if p.exists() else []
+    return next((int(e["daemon_pid"]) for e in entries
+                 if e["kind"] == "daemon" and e["id"] == "zfs-fuse"), None)
+
+
+@pytest.mark.e2e
+def test_a_frozen_daemon_fails_its_unit_as_hung_and_a_fresh_one_serves_the_rest(
+        state_dir, results, tmp_path):
+    """SIGSTOP zfs-fuse while a unit's fio runs: the unit fails as hung within its
+    deadline, the daemon fslab started is replaced, the later units succeed, and the run
+    ends by itself with nothing left behind."""
+    from fslab.filesystems import zfs
+    if zfs.kernel_zfs():
+        pytest.skip("kernel OpenZFS in use: no fuse daemon")
+    if zfs.fuse_daemon_pid():
+        pytest.skip("a zfs-fuse daemon not started by this test is running")
+    work = tmp_path / "work"
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[run]\nprofile = "smoke"\niterations = 2\nunit_timeout = 20\n'
+                    '[[filesystem]]\nname = "zfs"\n'
+                    '[[suite]]\nkind = "fio"\nworkloads = ["seqwrite", "randread"]\n')
+    t0 = time.monotonic()
+    proc = subprocess.Popen([*fslab_cmd(), "run", str(plan), "--results", str(results),
+                             "--workdir", str(work)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+    frozen = None
+    try:
+        while proc.poll() is None and time.monotonic() - t0 < 120:
+            if _measured_fio(results):   # the first unit's fio runs: freeze its daemon
+                frozen = _our_daemon(state_dir)
+                os.kill(frozen, signal.SIGSTOP)
+                break
+            time.sleep(0.05)
+        assert frozen, "no measured fio seen"
+        out, _ = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if frozen and Path(f"/proc/{frozen}").exists():   # the test failed: do not leave it frozen
+            os.kill(frozen, signal.SIGKILL)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, out
+    db = sqlite3.connect(results / "fslab.sqlite")
+    units = db.execute("SELECT status, message, started, finished FROM units "
+                       "ORDER BY started").fetchall()
+    assert len(units) == 4, units
+    (status, message, started, finished), rest = units[0], units[1:]
+    assert status == "failed" and message.startswith("hung: no result after 20 s (fio in "), message
+    assert "killed zfs-fuse (pid %d) and started a fresh one" % frozen in message, message
+    assert finished - started < 20 + 60, "the hung unit failed long after its deadline"
+    assert [s for s, *_ in rest] == ["done"] * 3, rest
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished-with-failures"
+    assert "hung: no result after 20 s" in out
+    assert elapsed < 150
+    # nothing left: no mount, loop device, pool, daemon (the frozen one is gone too)
+    assert not leftovers(str(work))
+    assert zfs.fuse_daemon_pid() is None
+    assert not Path(f"/proc/{frozen}").exists() or \
+        Path(f"/proc/{frozen}/stat").read_text().split()[2] == "Z"
+    assert json.loads((state_dir / "resources.json").read_text() or "[]") == []
+    assert not [m for m in open("/proc/self/mountinfo") if "fuse" in m and str(tmp_path) in m]
+
+
+def test_a_daemon_that_freezes_before_teardown_is_replaced_and_its_pool_forgotten(
+        state_dir, tmp_path, monkeypatch):
+    """zfs-fuse stuck under a mounted pool (as in `zpool export -f` hanging): the teardown
+    escalates after its time limit instead of waiting, and leaves nothing behind."""
+    from fslab.filesystems import get, zfs
+    from fslab.filesystems.base import Instance
+    from fslab.plan import FilesystemSpec
+    from fslab.targets.loop import LoopTarget
+    if zfs.kernel_zfs():
+        pytest.skip("kernel OpenZFS in use: no fuse daemon")
+    if zfs.fuse_daemon_pid():
+        pytest.skip("a zfs-fuse daemon not started by this test is running")
+    monkeypatch.setattr(zfs, "TEARDOWN_TIMEOUT_S", 5)   # the 60 s limit, shortened
+    work = tmp_path / "work"
+    inst = Instance(get("zfs"), FilesystemSpec(name="zfs"), LoopTarget(work), work, "frz", 128 << 20)
+    frozen = None
+    try:
+        inst.mkfs()
+        inst.mount()
+        (inst.mountpoint / "f").write_bytes(b"x" * 65536)
+        frozen = zfs.fuse_daemon_pid()
+        os.kill(frozen, signal.SIGSTOP)
+        t = time.monotonic()
+        inst.close()
+        assert time.monotonic() - t < 45
+        assert f"killed zfs-fuse (pid {frozen}) and started a fresh one" in inst.info["recovered"]
+        fresh = zfs.fuse_daemon_pid()
+        assert fresh and fresh != frozen and zfs.responsive()
+        assert inst.pool not in zfs.pools_in_use()
+    finally:
+        if frozen and Path(f"/proc/{frozen}").exists():
+            os.kill(frozen, signal.SIGKILL)
+        inst.close()
+        zfs.stop_fuse_daemon_if_ours()
+    assert not leftovers(str(work))
+    assert zfs.fuse_daemon_pid() is None
+    assert json.loads((state_dir / "resources.json").read_text() or "[]") == []

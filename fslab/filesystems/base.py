@@ -135,6 +135,13 @@ class Driver(ABC):
         (name, pid), or None when the kernel does it. Its CPU is the filesystem's CPU."""
         return None
 
+    def recover_after_hang(self, inst: "Instance") -> str | None:
+        """A unit's process hung in this filesystem and was killed (its FUSE connection
+        aborted): make sure the filesystem can be torn down and the next unit gets a
+        working one (a FUSE driver replaces a daemon that no longer answers); say what
+        was done, or None when there was nothing to do."""
+        return None
+
     def keep_data_uncached(self, inst: "Instance") -> str | None:
         """For page cache off where O_DIRECT is refused: stop the filesystem's own data
         cache, if it has one besides the page cache; say what was done."""

@@ -52,10 +52,18 @@ def mounts() -> list[Mount]:
 
 
 def mount_at(path: str) -> Mount | None:
-    """The mount whose mount point is exactly `path` (the last one, if stacked)."""
-    real = os.path.realpath(path)
+    """The mount whose mount point is exactly `path` (the last one, if stacked). Only the
+    parent is resolved: resolving the mount point itself stats it, which waits forever
+    on a FUSE mount whose daemon hangs."""
+    real = resolved_above(path)
     hits = [m for m in mounts() if m.mountpoint == real]
     return hits[-1] if hits else None
+
+
+def resolved_above(path: str) -> str:
+    """`path` with the directories above it resolved (symlinks, ..), never the path itself."""
+    parent, name = os.path.split(os.path.abspath(path))
+    return os.path.join(os.path.realpath(parent), name)
 
 
 def is_mounted(path: str) -> bool:

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 from fslab import state
-from fslab.errors import StepFailed
+from fslab.deadline import abort_fuse
+from fslab.errors import StepFailed, TimedOut
 from fslab.filesystems import register
 from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
 from fslab.proc import is_root, run, which
@@ -21,6 +22,9 @@ from fslab.profiles import parse_size
 from fslab.teardown import destroy_zpool, stop_pid, zpool_imported
 
 _counter = 0
+# a zpool/zfs command of a teardown that takes longer means zfs-fuse is stuck (it can
+# stall for good, e.g. in a txg sync under fsync): escalate rather than wait
+TEARDOWN_TIMEOUT_S = 60
 
 
 # Left in a guest image built without OpenZFS: why (fslab.guest.openzfs.UNAVAILABLE_NOTE)
@@ -49,10 +53,13 @@ def _module_installed() -> bool:
 
 
 def fuse_daemon_pid() -> int | None:
+    """The live zfs-fuse daemon (a killed one not yet reaped is a zombie: not it)."""
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
             if comm.read_text().strip() == "zfs-fuse":
-                return int(comm.parent.name)
+                stat = (comm.parent / "stat").read_text()
+                if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
+                    return int(comm.parent.name)
         except (OSError, ValueError):
             continue
     return None
@@ -68,9 +75,7 @@ def responsive(timeout: float = 20) -> bool:
 
 def restart_hung_daemon(pid: int) -> None:
     """Kill a hung zfs-fuse that fslab started, and unmount what it left stale."""
-    ours = any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
-               for e in state.entries())
-    if not ours:
+    if not daemon_is_ours(pid):
         raise StepFailed(f"the zfs-fuse daemon (pid {pid}) does not respond and was not started "
                          "by fslab: restart it (or kill it and run `fslab cleanup`)")
     os.kill(pid, 9)
@@ -81,7 +86,7 @@ def restart_hung_daemon(pid: int) -> None:
     from fslab.filesystems.mounts import mounts
     stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
     for mp in stale:
-        run(["umount", "-l", mp], check=False)
+        run(["umount", "-l", mp], check=False, timeout=30)
     state.forget("daemon", "zfs-fuse")
 
 
@@ -100,6 +105,7 @@ def ensure_fuse_daemon() -> bool:
     for _ in range(100):
         if pidfile.exists() and pidfile.read_text().strip():
             pid = int(pidfile.read_text().strip())
+            state.forget("daemon", "zfs-fuse")   # a daemon of ours that died on its own
             state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse", busy_check="zpool")
             break
         time.sleep(0.05)
@@ -110,6 +116,25 @@ def ensure_fuse_daemon() -> bool:
             return True
         time.sleep(0.1)
     raise StepFailed("zfs-fuse started but zpool cannot reach it")
+
+
+def daemon_is_ours(pid: int) -> bool:
+    return any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
+               for e in state.entries())
+
+
+def replace_hung_daemon(why: str) -> str:
+    """Kill the zfs-fuse daemon fslab started and start a fresh one; the pools the old one
+    served are gone with it (created with cachefile=none: a new daemon imports none of
+    them), so their teardown is only their devices. Says what was done; raises
+    StepFailed if the daemon is not fslab's to kill."""
+    pid = fuse_daemon_pid()
+    if pid is None:
+        ensure_fuse_daemon()
+        return f"{why}; zfs-fuse had exited: started a fresh one (pid {fuse_daemon_pid()})"
+    restart_hung_daemon(pid)
+    ensure_fuse_daemon()
+    return f"{why}: killed zfs-fuse (pid {pid}) and started a fresh one (pid {fuse_daemon_pid()})"
 
 
 def pools_in_use() -> list[str]:
@@ -221,19 +246,64 @@ class Zfs(Driver):
             run(argv + [inst.pool])
 
     def unmount(self, inst: Instance) -> None:
-        if not (inst.pool and zpool_imported(inst.pool)):
+        self._through_daemon(inst, lambda: self._unmount(inst, TEARDOWN_TIMEOUT_S))
+
+    def _unmount(self, inst: Instance, timeout: float) -> None:
+        if not (inst.pool and zpool_imported(inst.pool, timeout)):
             return
         for i in range(8):   # zfs-fuse is briefly busy after the last close
-            if not _zfs_mounted(inst.pool) or run(["zfs", "umount", inst.pool], check=False,
-                                                   timeout=120).ok:
+            if not _zfs_mounted(inst.pool, timeout) or run(["zfs", "umount", inst.pool],
+                                                            check=False, timeout=timeout).ok:
                 return
             time.sleep(0.25 * (i + 1))
-        run(["zfs", "umount", "-f", inst.pool], timeout=120)
+        run(["zfs", "umount", "-f", inst.pool], timeout=timeout)
 
     def destroy(self, inst: Instance) -> None:
         if inst.pool:
-            destroy_zpool(inst.pool)
+            self._through_daemon(inst, lambda: destroy_zpool(inst.pool, timeout=TEARDOWN_TIMEOUT_S))
             state.forget("zpool", inst.pool)
+
+    def recover_after_hang(self, inst: Instance) -> str | None:
+        """After a unit hung in the pool: if zfs-fuse no longer answers, or cannot tear
+        the pool down in time, replace the daemon (only one fslab started)."""
+        if kernel_zfs() or not inst.pool:
+            return None
+        if not responsive(timeout=10):
+            return self._escalate(inst, "zfs-fuse did not answer `zpool list` in 10 s")
+        try:
+            self._unmount(inst, 30)
+            destroy_zpool(inst.pool, timeout=30)
+        except TimedOut as e:
+            return self._escalate(inst, f"zfs-fuse could not tear the pool down ({e})")
+        except (StepFailed, RuntimeError):
+            pass   # not a hang (e.g. busy): the unit's teardown tries again and says why
+        return None
+
+    def _through_daemon(self, inst: Instance, step) -> None:
+        """A teardown step that talks to zfs-fuse: when a command passes its time limit
+        the daemon is stuck, and the step escalates instead of waiting (once per pool)."""
+        if "zfs_daemon_hung" in inst.info:   # not fslab's to replace: leave it to cleanup
+            raise StepFailed(inst.info["zfs_daemon_hung"])
+        try:
+            step()
+        except TimedOut as e:
+            if kernel_zfs():
+                raise
+            inst.info["recovered"] = self._escalate(inst, f"zfs-fuse stuck in teardown ({e})")
+            if "zfs_daemon_hung" in inst.info:
+                raise StepFailed(inst.info["zfs_daemon_hung"]) from None
+
+    def _escalate(self, inst: Instance, why: str) -> str:
+        """The daemon is stuck: abort this pool's FUSE connection (nothing waits on it any
+        more), then replace the daemon if fslab started it; its pool goes with it. If it
+        is not fslab's, the pool is left noted in the state file for `fslab cleanup`."""
+        abort_fuse(str(inst.mountpoint))
+        try:
+            done = replace_hung_daemon(why)
+        except StepFailed as e:
+            inst.info["zfs_daemon_hung"] = f"{why}; {e}"
+            return inst.info["zfs_daemon_hung"]
+        return f"{done}; pool {inst.pool} forgotten with it"
 
     def _import(self, inst: Instance) -> None:
         # import only from this instance's own devices: a directory of symlinks to them
@@ -313,6 +383,6 @@ class Zfs(Driver):
             stop_fuse_daemon_if_ours()
 
 
-def _zfs_mounted(pool: str) -> bool:
-    r = run(["zfs", "get", "-H", "-o", "value", "mounted", pool], check=False)
+def _zfs_mounted(pool: str, timeout: float = 120) -> bool:
+    r = run(["zfs", "get", "-H", "-o", "value", "mounted", pool], check=False, timeout=timeout)
     return r.stdout.strip() == "yes"

@@ -165,9 +165,14 @@ class MountedFs:
         self.path = self.inst.mountpoint
         return self.path, self.inst
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
         if self.inst is not None:
-            self.inst.close()
+            try:
+                self.inst.close()
+            except StepFailed as e:
+                if not isinstance(exc, StepFailed):
+                    raise
+                exc.args = (f"{exc}; {e}",)   # the unit's own failure (e.g. hung) comes first
         elif self.path is not None:
             import shutil
             shutil.rmtree(self.path, ignore_errors=True)

@@ -38,7 +38,7 @@ from fslab import cachepolicy, deadline
 from fslab.accounting import UnitAccount
 from fslab.cpu import busy_percent, iowait_percent, sample
 from fslab.devstat import source_device_of
-from fslab.errors import FslabError, StepFailed
+from fslab.errors import FslabError, StepFailed, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
 from fslab.fio.jobfile import JobFileCase, job_file_cases
 from fslab.proc import kill_group, run
@@ -58,7 +58,6 @@ S2_JOBS: dict[str, dict[str, str]] = {
 }
 SIZE_KEYS = ("size", "filesize", "io_size")
 JOB_FILE_DEADLINE_S = 6 * 3600   # a user's job file without [run] unit_timeout
-LAYOUT_TIMEOUT_S = 3 * 3600   # laying out a paper-size file set on a slow disk
 WRITE_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrim"}
 
 
@@ -211,7 +210,15 @@ class FioSuite(Suite):
                 _describe_policy(ctx, policy.description, daemon)
                 job_path.write_text(job_text(case.name, opts, str(directory), device))
                 if device is None:   # lay the files out first: the counters cover only the job
-                    _layout(job_path, log_path, str(directory))
+                    # writing its files: 10 MiB/s at worst (never the measured job's override)
+                    limit = deadline.deadline_for(0, 0, _bytes_written(opts))
+                    try:
+                        _layout(job_path, log_path, str(directory), limit)
+                    except TimedOut:
+                        recovered = ctx.driver.recover_after_hang(inst)
+                        raise UnitFailed(f"hung: no result after {limit:.3g} s (fio laying out "
+                                         "its files)" + (f"; {recovered}" if recovered else "")) \
+                            from None
                     if policy.cold_after_layout:
                         inst.cold_cache()
             acct = UnitAccount.start(inst.devices if inst is not None else
@@ -227,7 +234,8 @@ class FioSuite(Suite):
                     status, ru = deadline.wait(p.pid, _deadline(case, opts, ctx), str(directory))
                 except deadline.Hung as e:
                     acct.stop()
-                    raise UnitFailed(str(e)) from None
+                    recovered = ctx.driver.recover_after_hang(inst) if inst is not None else None
+                    raise UnitFailed(str(e) + (f"; {recovered}" if recovered else "")) from None
                 except BaseException:   # Ctrl-C, SIGTERM: fio's job processes go too
                     kill_group(p)
                     raise
@@ -290,18 +298,16 @@ def _bytes_written(opts: dict[str, str]) -> int:
         return 0
 
 
-def _layout(job_path: Path, log_path: Path, directory: str) -> None:
-    """fio's setup phase alone (create and fill the files), then everything on the device."""
-    try:
-        r = run(["fio", "--create_only=1", "--output-format=json", str(job_path)], check=False,
-                timeout=LAYOUT_TIMEOUT_S)
-    except StepFailed:
-        raise UnitFailed(f"fio layout did not finish in {LAYOUT_TIMEOUT_S} s") from None
+def _layout(job_path: Path, log_path: Path, directory: str, limit: float) -> None:
+    """fio's setup phase alone (create and fill the files), then everything on the device;
+    TimedOut if it takes longer than the unit's deadline."""
+    r = run(["fio", "--create_only=1", "--output-format=json", str(job_path)], check=False,
+            timeout=limit)
     with open(log_path, "a") as log:
         log.write(r.stderr)
     if r.returncode != 0:
         raise UnitFailed(f"fio layout exit {r.returncode}: {_tail(log_path)}")
-    run(["sync", "-f", directory], timeout=LAYOUT_TIMEOUT_S, check=False)
+    run(["sync", "-f", directory], timeout=limit, check=False)
 
 
 def _describe_policy(ctx: UnitContext, sentence: str, daemon: tuple[str, int] | None) -> None:
