@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from fslab.proc import Proc, kill_family, process_family
 
 FLOOR_S = 120.0           # even a 1 s job gets two minutes (slow loop devices, CI under load)
 FACTOR = 4.0              # x what the job asked for
@@ -52,15 +52,7 @@ def wait(pid: int, deadline_s: float, directory: str | None = None):
     family = process_family(pid)   # before any kill: orphans lose their parent link
     stuck = describe(family)
     aborted = abort_fuse(directory) if directory else False
-    for member in {pid, *(p.pid for p in family)}:
-        try:
-            os.kill(member, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    kill_family(pid)
     for _ in range(100):                 # 10 s for the kill to land (an aborted FUSE
         done, status, ru = os.wait4(pid, os.WNOHANG)   # request returns at once)
         if done:
@@ -69,45 +61,6 @@ def wait(pid: int, deadline_s: float, directory: str | None = None):
     where = f" ({stuck})" if stuck else ""
     raise Hung(f"hung: no result after {deadline_s:.3g} s{where}"
                + ("; its FUSE connection was aborted" if aborted else ""))
-
-
-@dataclass
-class Proc:
-    pid: int
-    name: str
-    state: str    # R, S, D, ...
-    ppid: int
-    pgrp: int
-
-
-def _procs() -> list[Proc]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-            fields = text[text.rindex(")") + 2:].split()
-            out.append(Proc(int(stat.parent.name), text[text.index("(") + 1:text.rindex(")")],
-                            fields[0], int(fields[1]), int(fields[2])))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
-
-
-def process_family(pid: int) -> list[Proc]:
-    """pid, its descendants and its process group. fio's job processes each call setsid(),
-    so its process group alone leaves them out."""
-    procs = _procs()
-    children: dict[int, list[Proc]] = {}
-    for p in procs:
-        children.setdefault(p.ppid, []).append(p)
-    family = {p.pid: p for p in procs if p.pid == pid or p.pgrp == pid}
-    todo = list(family)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child.pid not in family:
-                family[child.pid] = child
-                todo.append(child.pid)
-    return sorted(family.values(), key=lambda p: p.pid)
 
 
 def describe(family: list[Proc]) -> str:

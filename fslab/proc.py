@@ -6,6 +6,7 @@ import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from fslab.errors import StepFailed, TimedOut
 
@@ -52,13 +53,10 @@ def run(argv: list[str], *, check: bool = True, timeout: float | None = 600,
 
 
 def kill_group(p: subprocess.Popen, grace: float = 10) -> None:
-    """SIGKILL p's process group and reap p; a process stuck in the kernel (D state)
-    cannot die, so stop waiting after `grace` seconds rather than hang with it."""
-    import signal
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """SIGKILL p, its descendants and its process group (fio's job processes each call
+    setsid(), so the group alone misses them) and reap p; a process stuck in the kernel
+    (D state) cannot die, so stop waiting after `grace` seconds rather than hang with it."""
+    kill_family(p.pid)
     try:
         p.communicate(timeout=grace)
     except (subprocess.TimeoutExpired, ValueError, OSError):
@@ -67,6 +65,61 @@ def kill_group(p: subprocess.Popen, grace: float = 10) -> None:
                 f and f.close()
             except OSError:
                 pass
+
+
+def kill_family(pid: int) -> list["Proc"]:
+    """SIGKILL pid, its descendants and its process group; the family as it was."""
+    import signal
+    family = process_family(pid)   # before any kill: orphans lose their parent link
+    for member in {pid, *(m.pid for m in family)}:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return family
+
+
+@dataclass
+class Proc:
+    pid: int
+    name: str
+    state: str    # R, S, D, ...
+    ppid: int
+    pgrp: int
+
+
+def _procs() -> list[Proc]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            fields = text[text.rindex(")") + 2:].split()
+            out.append(Proc(int(stat.parent.name), text[text.index("(") + 1:text.rindex(")")],
+                            fields[0], int(fields[1]), int(fields[2])))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def process_family(pid: int) -> list[Proc]:
+    """pid, its descendants and its process group. fio's job processes each call setsid(),
+    so its process group alone leaves them out."""
+    procs = _procs()
+    children: dict[int, list[Proc]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p)
+    family = {p.pid: p for p in procs if p.pid == pid or p.pgrp == pid}
+    todo = list(family)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child.pid not in family:
+                family[child.pid] = child
+                todo.append(child.pid)
+    return sorted(family.values(), key=lambda p: p.pid)
 
 
 def which(tool: str) -> str | None:
