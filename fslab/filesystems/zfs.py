@@ -183,7 +183,8 @@ class Zfs(Driver):
                                 packages=self.packages)
         if not Path("/dev/fuse").exists():
             return Availability(False, why="zfs-fuse needs /dev/fuse", packages=self.packages)
-        return Availability(True, how="fuse (zfs-fuse)")
+        return Availability(True, how=f"{self.implementation_label()}: a userspace port, its "
+                            "numbers are about FUSE; kernel OpenZFS runs with --target guest")
 
     def versions(self) -> dict[str, str]:
         if load_kernel_module():
