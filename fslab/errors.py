@@ -27,3 +27,8 @@ class StepFailed(Exception):
 
 class TimedOut(StepFailed):
     """An external command passed its time limit (and was killed with its process group)."""
+
+
+class TeardownFailed(StepFailed):
+    """A resource could not be torn down (still mounted, a busy pool...). The unit fails, the
+    run goes on, and the resource stays in the state file for `fslab cleanup`."""

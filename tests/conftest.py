@@ -44,8 +44,8 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     yield d
     # whatever an fslab killed by the test (or by its timeout) noted and left behind:
     # a failing test must not leave mounts, loop devices or guest disks to the next one
-    from fslab import state
-    state.cleanup()
+    from fslab.system import teardown
+    teardown.cleanup()
 
 
 @pytest.fixture

@@ -5,9 +5,10 @@ import os
 
 import pytest
 
-from fslab import devstat, plan as plans
-from fslab.accounting import UnitAccount, fio_totals, process_cpu_seconds
-from fslab.devstat import DevCounters
+from fslab import plan as plans
+from fslab.system import devstat
+from fslab.run.accounting import UnitAccount, fio_totals, process_cpu_seconds
+from fslab.system.devstat import DevCounters
 from fslab.fio import job_measurements, load_fio_output
 
 from corpus_data import CORPUS
@@ -102,7 +103,7 @@ def test_page_cache_defaults_and_plan_key():
 
 
 def test_o_direct_probe_on_this_filesystem(tmp_path):
-    from fslab.cachepolicy import accepts_o_direct
+    from fslab.run.cachepolicy import accepts_o_direct
     # whatever the answer, the probe leaves nothing behind
     accepts_o_direct(str(tmp_path))
     assert list(tmp_path.iterdir()) == []
@@ -132,7 +133,7 @@ def test_percent_of_raw_device_per_workload():
 
 
 def test_report_lines_say_what_the_policy_did():
-    from fslab.cachepolicy import describe_run
+    from fslab.run.cachepolicy import describe_run
     env = {"page_cache": "off", "filesystems": {
         "zfs": {"cache_policy": "direct I/O (O_DIRECT), primarycache=metadata", "daemon": "zfs-fuse"},
         "ext4": {"cache_policy": "direct I/O (O_DIRECT)"}}}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from fslab import plan as plans
-from fslab.adaptive import AdaptiveRounds
+from fslab.run.adaptive import AdaptiveRounds
 from fslab.records import Measurement, UnitKey, canonical_params, stamp
-from fslab.scheduler import plan_pairs
+from fslab.run.scheduler import plan_pairs
 from fslab.store import open_store
 
 PLAN = """

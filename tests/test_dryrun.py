@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import run_fslab
-from fslab.profiles import GiB, parse_size
+from fslab.plan.profiles import GiB, parse_size
 
 PLANS = Path(__file__).resolve().parents[1] / "plans"
 

@@ -268,7 +268,7 @@ def test_crash_suite_gives_a_table_for_ext4_f2fs_and_ext2(guest_run):
 @pytest.mark.guest
 @needs_guest
 def test_cleanup_stops_a_running_guest_and_removes_its_disks(image, state_dir, tmp_path):
-    from fslab import state
+    from fslab.system import state
     from fslab.guest.qemu import Guest
     scratch = tmp_path / "scratch.img"
     scratch.write_bytes(b"x")

@@ -12,8 +12,8 @@ import pytest
 from fslab import plan as plans
 from fslab.errors import FslabError
 from fslab.fio import jobfile
-from fslab.profiles import PROFILES
-from fslab.scheduler import plan_pairs
+from fslab.plan.profiles import PROFILES
+from fslab.run.scheduler import plan_pairs
 from fslab.workloads.fio import job_labels
 from fslab.fio.parse import JobResult
 from tests.conftest import leftovers, needs_root, run_fslab

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-
 from conftest import needs_root
-from fslab.filesystems import mounts
-from fslab.teardown import is_mounted
+from fslab.system import mounts
+from fslab.system.teardown import is_mounted
 
 LINES = (
     "22 1 259:1 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p1 rw,errors=remount-ro\n"

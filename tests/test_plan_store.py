@@ -10,8 +10,8 @@ import pytest
 
 from fslab import plan as plans
 from fslab.errors import FslabError
-from fslab.profiles import PROFILES
-from fslab.scheduler import build_units
+from fslab.plan.profiles import PROFILES
+from fslab.run.scheduler import build_units
 from fslab.store import SCHEMA_VERSION, Store
 from fslab.workloads.fio import FioSuite
 

@@ -20,8 +20,9 @@ import pytest
 
 from conftest import fslab_cmd, needs_root, run_fslab
 
-from fslab import fiemap, gitreplay
-from fslab.integrity import MAGIC, Location, flip, scan_images, tag
+from fslab.system import fiemap
+from fslab.workloads.support import gitreplay
+from fslab.workloads.support.bitflip import MAGIC, Location, flip, scan_images, tag
 
 OUTCOMES = {"detected", "silent", "healed"}
 

@@ -262,7 +262,7 @@ def _fails_in_a_child(parent: int, x: int) -> int:
 
 def test_forked_work_falls_back_to_this_process_when_the_child_fails():
     import os
-    from fslab import forked
+    from fslab.system import forked
     assert forked.start(_fails_in_a_child, os.getpid(), 21)() == 42
     assert forked.start(pow, 2, 10)() == 1024
 

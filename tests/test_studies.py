@@ -12,8 +12,8 @@ import pytest
 
 from conftest import REPO, leftovers, needs_root, run_fslab
 from fslab import filesystems, plan as plans
-from fslab.profiles import GiB, MiB, PROFILES, parse_size
-from fslab.scheduler import build_units
+from fslab.plan.profiles import GiB, MiB, PROFILES, parse_size
+from fslab.run.scheduler import build_units
 
 PLANS = sorted((REPO / "plans").glob("s[0-3]-*.toml"))
 TASKS = ["01-mkfs", "02-mount", "03-copy-iso", "04-recopy-iso", "05-remove-isos", "06-copy-tree",
@@ -96,7 +96,7 @@ def test_raw_device_job_addresses_the_device():
 # --- data sets ---------------------------------------------------------------------------
 
 def test_s3_tree_has_the_studys_shape():
-    from fslab.workloads._data import s3_tree
+    from fslab.workloads.support.data import s3_tree
     t = s3_tree(PROFILES["paper"], seed=7)
     assert (len(t.files), len(t.dirs)) == (7500, 900)
     assert abs(t.total_bytes - 1.9e9) / 1.9e9 < 0.01
@@ -108,7 +108,7 @@ def test_s3_tree_has_the_studys_shape():
 
 
 def test_payload_is_incompressible_and_duplicates_only_on_purpose():
-    from fslab.workloads._data import BLOCK, Payload
+    from fslab.workloads.support.data import BLOCK, Payload
     p = Payload(3)
     a, b, a2 = (bytes(p.chunk(i, 0, 1 * MiB)) for i in (1, 2, 1))
     assert a == a2 and a != b

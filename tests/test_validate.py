@@ -115,7 +115,8 @@ def test_import_of_text_that_is_not_fio_shows_an_escaped_excerpt(tmp_path, state
 
 
 def test_valid_options_still_pass_validation():
-    from fslab import plan, validate
+    from fslab import plan
+    from fslab.plan import validate
     validate.flags(profile="smoke", iterations=2, workdir=None,
                    fio=["ioengine=libaio", "userspace_reap=1", "bs=4k", "size=64M", "bs=4k-64k", "bs=4k,64k", "size=50%", "runtime=10s",
                         "iodepth=16", "direct=1", "ioengine=libaio"])

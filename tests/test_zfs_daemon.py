@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fslab_cmd, leftovers, needs_root
-from fslab.proc import which
+from fslab.system.proc import which
 
 pytestmark = [needs_root(), pytest.mark.skipif(not which("zfs-fuse"), reason="zfs-fuse not installed")]
 

@@ -3,10 +3,10 @@ environment names, so no ZFS number is read as the other implementation's."""
 import pytest
 
 from fslab import filesystems
-from fslab.environment import tool_versions
+from fslab.system.environment import tool_versions
 from fslab.features.claims import implementation_key
 from fslab.filesystems import zfs
-from fslab.proc import which
+from fslab.system.proc import which
 
 
 def test_plain_drivers_are_their_own_implementation():

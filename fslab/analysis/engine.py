@@ -12,7 +12,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from fslab import forked
+from fslab.system import forked
 from fslab.analysis.describe import describe, outlier_mask
 from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from fslab import forked
+from fslab.system import forked
 
 MODELS = ("linear", "decision tree", "random forest")
 MIN_ROWS = 12          # below this a 25% hold-out has too few rows to score

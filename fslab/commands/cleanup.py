@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import typer
 
-from fslab import state
+from fslab.system import teardown
 from fslab.commands._common import console
 
 
@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
 def cleanup() -> None:
     """Unmount, detach, destroy and stop everything fslab left behind (idempotent)."""
-    done, failed = state.cleanup()
+    done, failed = teardown.cleanup()
     for d in done:
         console.print(f"removed {d}")
     for f in failed:

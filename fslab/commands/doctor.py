@@ -10,7 +10,7 @@ from rich.table import Table
 
 from fslab import filesystems
 from fslab.commands._common import JsonOpt, console
-from fslab.proc import first_line, is_root, run, which
+from fslab.system.proc import first_line, is_root, run, which
 
 # Debian packages for everything fslab drives on the host.
 HOST_PACKAGES = ["fio", "e2fsprogs", "xfsprogs", "btrfs-progs", "zfs-fuse", "util-linux",

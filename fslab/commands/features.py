@@ -63,14 +63,16 @@ def features(
 
 def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     """Run every probe once per filesystem through the scheduler; return the run id."""
-    from fslab import environment, plan as plans, state
-    from fslab.proc import is_root
-    from fslab.scheduler import execute
+    from fslab import plan as plans
+    from fslab.system import environment
+    from fslab.system import state, teardown
+    from fslab.system.proc import is_root
+    from fslab.run.scheduler import execute
     from fslab.targets.loop import LoopTarget, backing_device_of
     if not is_root():
         raise FslabError("fslab features --probe needs root to create loop devices and mount")
     the_plan = plans.from_cli(names, ["features"], "smoke", 1, 42)
-    state.cleanup(only_dead_owners=True)
+    teardown.cleanup(only_dead_owners=True)
     base = "/var/tmp" if Path("/var/tmp").is_dir() else tempfile.gettempdir()
     env = environment.capture(names, {"kind": "loop", "backing": backing_device_of(base)})
     run_id = store.create_run(the_plan.source_text, env, command=shlex.join(["fslab", *sys.argv[1:]]),

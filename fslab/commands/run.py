@@ -10,10 +10,12 @@ from typing import Optional
 
 import typer
 
-from fslab import environment, plan as plans, state
+from fslab import plan as plans
+from fslab.system import environment
+from fslab.system import state, teardown
 from fslab.commands._common import ResultsOpt, console, results_dir
 from fslab.errors import FslabError
-from fslab.proc import is_root
+from fslab.system.proc import is_root
 from fslab.store import open_store
 
 
@@ -75,7 +77,7 @@ def run(
                                  "target turns this off inside the guest: the host prints them)."),
 ) -> None:
     """Provision filesystems, run the workloads, store every result."""
-    from fslab import validate
+    from fslab.plan import validate
     with validate.as_input_errors():   # every input checked before a run row exists
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)
@@ -132,7 +134,7 @@ def run(
         fstype = target_info["fstype"]
         from fslab.plan import FilesystemSpec
         the_plan.filesystem = [FilesystemSpec(name=fstype, variant="existing")]
-    state.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
+    teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
     if not resume:
         env = environment.capture([f.name for f in the_plan.filesystem], target_info)
         env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
@@ -154,10 +156,10 @@ def run(
                   + f"; results in {store.root}")
     for name, how in environment_of(the_plan).items():
         console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
-    from fslab.dryrun import too_few_rounds
+    from fslab.run.dryrun import too_few_rounds
     if (few := too_few_rounds(the_plan)):
         console.print(f"[yellow]note:[/] {few}")
-    from fslab.scheduler import execute, finish_run
+    from fslab.run.scheduler import execute, finish_run
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
     state.note("dir", str(wd)) if not workdir else None
     try:
@@ -166,7 +168,7 @@ def run(
     finally:
         if not workdir:
             import shutil
-            from fslab.teardown import is_mounted
+            from fslab.system.teardown import is_mounted
             if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
                 shutil.rmtree(wd, ignore_errors=True)
                 state.forget("dir", str(wd))
@@ -180,7 +182,7 @@ def run(
 def _dry_run(the_plan, results, target: str, as_json: bool) -> None:
     """The plan expanded, nothing run; earlier runs in the results store (if it exists:
     a dry run creates nothing) give the durations."""
-    from fslab.dryrun import outline, print_outline
+    from fslab.run.dryrun import outline, print_outline
     db = results_dir(results) / "fslab.sqlite"
     o = outline(the_plan, open_store(db.parent) if db.exists() else None, target)
     if as_json:
@@ -191,7 +193,7 @@ def _dry_run(the_plan, results, target: str, as_json: bool) -> None:
 
 
 def _after(store, run_id: str) -> None:
-    from fslab.summary import print_run_summary
+    from fslab.run.summary import print_run_summary
     print_run_summary(store, run_id, console)
     try:
         from fslab.report.terminal import print_verdicts
@@ -206,7 +208,7 @@ def _after(store, run_id: str) -> None:
 
 def _apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:
     """--page-cache and --baseline raw, written into the plan so the stored plan says them."""
-    from fslab.cachepolicy import POLICIES
+    from fslab.run.cachepolicy import POLICIES
     if page_cache is None and baseline is None:
         return
     if page_cache is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fslab.errors import FslabError
+
 
 @dataclass(frozen=True)
 class Claim:

@@ -13,7 +13,7 @@ from fslab.errors import FslabError, StepFailed
 from fslab.features.catalog import BY_PROBE
 from fslab.features.claims import claims_for, implementation_key
 from fslab.features.probes import PROBES, Enable, ProbeResult
-from fslab.profiles import Profile
+from fslab.plan.profiles import Profile
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
 

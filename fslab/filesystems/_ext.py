@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
-from fslab.proc import first_line, run
+from fslab.system.proc import first_line, run
 
 
 class ExtDriver(Driver):

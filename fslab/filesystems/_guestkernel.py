@@ -7,7 +7,7 @@ say so and whether the guest target can run them instead ("via guest").
 from __future__ import annotations
 
 from fslab.filesystems.base import Availability, Driver, Instance, kernel_has
-from fslab.proc import first_line, is_root, run, which
+from fslab.system.proc import first_line, is_root, run, which
 
 
 class GuestKernelDriver(Driver):

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fslab import state
+from fslab.system import state
 from fslab.errors import StepFailed
 from fslab.plan import FilesystemSpec
-from fslab.proc import first_line, is_root, run, which
-from fslab.teardown import is_mounted, umount
+from fslab.system.proc import first_line, is_root, run, which
+from fslab.system.teardown import is_mounted, umount
 
 
 @dataclass
@@ -44,7 +44,7 @@ def kernel_has(fstype: str) -> bool:
 
 def read_mountinfo(mountpoint: str) -> dict:
     """Options actually in effect for the mount at `mountpoint` (kernel's own view)."""
-    from fslab.filesystems.mounts import mount_at
+    from fslab.system.mounts import mount_at
     m = mount_at(mountpoint)
     if m is None:
         return {}

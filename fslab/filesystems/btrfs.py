@@ -1,7 +1,7 @@
 """Btrfs on the host kernel; with devices > 1 it makes a raid1 across loop devices."""
 from fslab.filesystems import register
 from fslab.filesystems.base import Driver, Instance
-from fslab.proc import first_line, run
+from fslab.system.proc import first_line, run
 
 
 @register

@@ -14,7 +14,7 @@ import os
 
 from fslab.filesystems import register
 from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
-from fslab.proc import first_line, is_root, run, which
+from fslab.system.proc import first_line, is_root, run, which
 
 
 @register

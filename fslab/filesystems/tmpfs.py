@@ -1,7 +1,7 @@
 """tmpfs: memory-backed, no device; a reference point, not a disk filesystem."""
 from fslab.filesystems import register
 from fslab.filesystems.base import Availability, Driver, Instance
-from fslab.proc import is_root, run
+from fslab.system.proc import is_root, run
 
 
 @register

@@ -2,7 +2,7 @@
 from fslab.filesystems import register
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
-from fslab.proc import first_line, run
+from fslab.system.proc import first_line, run
 
 
 @register

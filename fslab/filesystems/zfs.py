@@ -12,14 +12,14 @@ import os
 import time
 from pathlib import Path
 
-from fslab import state
-from fslab.deadline import abort_fuse
-from fslab.errors import StepFailed, TimedOut
+from fslab.system import state
+from fslab.system.fuse import abort_fuse
+from fslab.errors import StepFailed, TeardownFailed, TimedOut
 from fslab.filesystems import register
 from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
-from fslab.proc import is_root, run, which
-from fslab.profiles import parse_size
-from fslab.teardown import destroy_zpool, stop_pid, zpool_imported
+from fslab.system.proc import is_root, run, which
+from fslab.plan.profiles import parse_size
+from fslab.system.teardown import BUSY_CHECKS, stop_pid
 
 _counter = 0
 # a zpool/zfs command of a teardown that takes longer means zfs-fuse is stuck (it can
@@ -83,7 +83,7 @@ def restart_hung_daemon(pid: int) -> None:
         if not Path(f"/proc/{pid}").exists():
             break
         time.sleep(0.1)
-    from fslab.filesystems.mounts import mounts
+    from fslab.system.mounts import mounts
     stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
     for mp in stale:
         run(["umount", "-l", mp], check=False, timeout=30)
@@ -387,3 +387,45 @@ class Zfs(Driver):
 def _zfs_mounted(pool: str, timeout: float = 120) -> bool:
     r = run(["zfs", "get", "-H", "-o", "value", "mounted", pool], check=False, timeout=timeout)
     return r.stdout.strip() == "yes"
+
+
+def zpool_imported(name: str, timeout: float = 60) -> bool:
+    if not which("zpool"):
+        return False
+    r = run(["zpool", "list", "-H", "-o", "name", name], check=False, timeout=timeout)
+    return r.ok
+
+
+def destroy_zpool(name: str, attempts: int = 8, timeout: float = 120) -> None:
+    """Destroy (else export) a pool. zfs-fuse reports 'pool is busy' for a moment
+    after the last file is closed, so retry with backoff before giving up. A command
+    that passes `timeout` raises TimedOut at once: its daemon is stuck, and only
+    replacing the daemon helps (ZfsDriver), not trying again."""
+    err = ""
+    for i in range(attempts):
+        if not zpool_imported(name, timeout):
+            return
+        run(["zfs", "umount", "-f", name], check=False, timeout=timeout)
+        r = run(["zpool", "destroy", "-f", name], check=False, timeout=timeout)
+        if r.ok or not zpool_imported(name, timeout):
+            return
+        err = r.stderr.strip()
+        time.sleep(0.25 * (i + 1))
+    run(["zpool", "export", "-f", name], check=False, timeout=timeout)
+    if zpool_imported(name, timeout):
+        raise TeardownFailed(f"cannot destroy zpool {name}: {err}")
+
+
+@state.handler("zpool")
+def _zpool(e: dict) -> None:
+    if e.get("keep"):   # its image is kept for a resume (fslab/workloads/support/keptfs.py): export, never destroy
+        if zpool_imported(e["id"]):
+            run(["zpool", "export", "-f", e["id"]], check=False, timeout=120)
+        if zpool_imported(e["id"]):
+            raise TeardownFailed(f"cannot export zpool {e['id']}")
+        return
+    destroy_zpool(e["id"])
+
+
+
+BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()]

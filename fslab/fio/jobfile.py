@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.errors import FslabError
-from fslab.profiles import Profile, parse_size
-from fslab.proc import run
+from fslab.plan.profiles import Profile, parse_size
+from fslab.system.proc import run
 
 if TYPE_CHECKING:
     from fslab.workloads.base import UnitContext

@@ -15,7 +15,8 @@ import os
 import time
 from pathlib import Path
 
-from fslab.guest.image import Image, cache_root
+from fslab.guest.image import Image
+from fslab.guest.paths import cache_root
 from fslab.guest.initramfs import PROBE_MARKER
 from fslab.guest.qemu import Guest
 

@@ -32,7 +32,8 @@ from typing import Callable, Iterator
 
 from fslab.errors import FslabError
 from fslab.guest import initramfs, openzfs
-from fslab.proc import run, which
+from fslab.guest.paths import cache_root, debian_mirror
+from fslab.system.proc import run, which
 
 FORMAT = 3   # bump when the layout or build steps change in a way the key does not see
 
@@ -50,14 +51,6 @@ HOST_PACKAGES = ["qemu-system-x86", "qemu-utils", "debootstrap", "busybox-static
 GUEST_INIT = "/usr/local/sbin/fslab-guest-init"
 DEPS_DIR = "/opt/fslab/deps"
 
-
-def cache_root() -> Path:
-    env = os.environ.get("FSLAB_CACHE")
-    if env:
-        return Path(env) / "guest"
-    if os.geteuid() == 0:
-        return Path("/var/cache/fslab/guest")
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fslab" / "guest"
 
 
 def python_deps() -> list[str]:
@@ -224,7 +217,7 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
 def _remove_build_dir(path: Path) -> None:
     """rm -rf, but first unmount what a killed debootstrap left mounted in its chroot
     (/proc, /sys...): rmtree must never descend into a live kernel filesystem."""
-    from fslab.filesystems.mounts import mounted_under
+    from fslab.system.mounts import mounted_under
     inside = mounted_under(str(path))
     for m in inside:
         run(["umount", "-l", m], check=False)
@@ -248,19 +241,6 @@ def _fetch_kernel(work: Path, kernel: tuple[str, str], log: Callable[[str], None
         raise FslabError(f"{name}: expected one kernel release, found {releases}")
     return releases[0]
 
-
-def debian_mirror() -> str:
-    env = os.environ.get("FSLAB_DEBIAN_MIRROR")
-    if env:
-        return env
-    # reuse the host's own Debian mirror (the machine may reach no other)
-    for src in [Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list")]:
-        if src.exists():
-            for line in src.read_text().splitlines():
-                m = re.match(r"\s*(?:URIs:\s*|deb\s+(?:\[[^\]]*\]\s*)?)(\S+/debian)/?\s", line + " ")
-                if m:
-                    return m.group(1)
-    return "http://deb.debian.org/debian"
 
 
 def _debootstrap(rootfs: Path, log: Callable[[str], None]) -> None:

@@ -18,10 +18,10 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from fslab import state
+from fslab.system import state
 from fslab.errors import FslabError
-from fslab.proc import which
-from fslab.teardown import stop_pid
+from fslab.system.proc import which
+from fslab.system.teardown import stop_pid
 
 QEMU = "qemu-system-x86_64"
 JOB_TAG = "fslabjob"     # 9p mount tag the guest init looks for

@@ -20,14 +20,15 @@ from rich.console import Console
 from rich.markup import escape
 
 import fslab
-from fslab import plan as plans, state
+from fslab import plan as plans
+from fslab.system import state
 from fslab.errors import FslabError
 from fslab.guest import accel
 from fslab.guest.image import ensure_image
 from fslab.guest.merge import merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
-from fslab.profiles import GiB, MiB, parse_size
+from fslab.plan.profiles import GiB, MiB, parse_size
 from fslab.store import Store
 
 GUEST_RESULTS = "/data/results"

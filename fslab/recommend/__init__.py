@@ -2,7 +2,15 @@
 from __future__ import annotations
 
 from fslab.recommend.priorities import BUILTIN, Priorities, load
-from fslab.recommend.score import Recommendation, recommend
+from fslab.recommend.evidence import Evidence
+from fslab.recommend.explain import paragraph
+from fslab.recommend.score import Recommendation, score
+
+
+def recommend(ev: Evidence, pri: Priorities) -> Recommendation:
+    rec = score(ev, pri)
+    rec.paragraph = paragraph(rec)
+    return rec
 
 
 def recommend_run(store, run_id: str, priorities: str | Priorities) -> Recommendation:

@@ -132,7 +132,8 @@ class Recommendation:
                 "criteria": [c.as_dict() for c in self.criteria], "paragraph": self.paragraph}
 
 
-def recommend(ev: Evidence, pri: Priorities) -> Recommendation:
+def score(ev: Evidence, pri: Priorities) -> Recommendation:
+    """Every criterion scored and the levels ranked; the paragraph is written by explain.py."""
     levels = list(ev.analysis.levels)
     counted: set[tuple] = set()      # (job, measure) quantities scored by an earlier criterion
     results = [_measured(ev, c, levels, counted) if c.kind == "measured" else _feature(ev, c, levels)
@@ -142,10 +143,7 @@ def recommend(ev: Evidence, pri: Priorities) -> Recommendation:
         used = [(r.criterion.weight, r.scores[lv]) for r in results
                 if r.status == MEASURED and lv in r.scores]
         totals[lv] = 100 * sum(w * s for w, s in used) / sum(w for w, _ in used) if used else math.nan
-    rec = Recommendation(ev.run_id, pri, levels, results, _rank(totals), ev.features_run)
-    from fslab.recommend.explain import paragraph
-    rec.paragraph = paragraph(rec)
-    return rec
+    return Recommendation(ev.run_id, pri, levels, results, _rank(totals), ev.features_run)
 
 
 def _rank(totals: dict[str, float]) -> list[Ranked]:

@@ -17,14 +17,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fslab import environment, state
+from fslab.system import environment
+from fslab.system import teardown
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
-from fslab.proc import is_root
+from fslab.system.proc import is_root
 from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
-from fslab.scheduler import Outcome, finish_run
+from fslab.run.scheduler import Outcome, finish_run
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -38,7 +39,7 @@ def run_on_hosts(plan: Plan, store: Store, hosts_path: Path | None, *, console: 
     units, notes = _fio_units(plan)
     if any(h.is_local for h in hosts.host) and not is_root():
         raise FslabError("local hosts need root (loop devices, mounts, network namespaces)")
-    state.cleanup(only_dead_owners=True)   # what crashed runs left would skew this one
+    teardown.cleanup(only_dead_owners=True)   # what crashed runs left would skew this one
     if run_id is None:
         run_id = _create_run(plan, store, hosts)
     else:
@@ -77,7 +78,7 @@ def _hosts_config(plan: Plan, store: Store, path: Path | None, run_id: str | Non
 
 def _fio_units(plan: Plan):
     """The plan's fio units in the scheduler's seeded order (other suites cannot go remote)."""
-    from fslab.scheduler import build_units
+    from fslab.run.scheduler import build_units
     units, notes = build_units(plan, host="")
     others = sorted({u.suite.name for u in units if u.suite.name != "fio"})
     if others:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fslab import environment, filesystems
+from fslab import filesystems
+from fslab.system import environment
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Instance
 from fslab.plan import FilesystemSpec

@@ -19,7 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fslab import state
+from fslab.system import state
 from fslab.errors import StepFailed
 
 KIND = "fio-server"      # its kind in the state file (fslab cleanup stops the group)

@@ -25,7 +25,6 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
 
 import orjson
 import pandas as pd

@@ -213,7 +213,7 @@ class Store:
         insertion order. Large reads are split in two halves read side by side, one by a
         forked child: building Python objects for every cell is what a read costs."""
         import pandas as pd
-        from fslab import forked
+        from fslab.system import forked
         if isinstance(run_ids, str):
             run_ids = [run_ids]
         where, args = "", []

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 from fslab.errors import RefusedError
-from fslab.proc import run
+from fslab.system.proc import run
 from fslab.targets.base import Target
 
 
@@ -52,7 +52,7 @@ def _backs_system(dev: str) -> str | None:
 
 def _mounted_parts(dev: str) -> list[str]:
     wanted = {_dev_numbers(d) for d in _holders_and_parts(dev) if os.path.exists(d)}
-    from fslab.filesystems.mounts import mounts
+    from fslab.system.mounts import mounts
     return [m.mountpoint for m in mounts() if m.device in wanted]
 
 

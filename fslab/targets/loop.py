@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fslab import state
-from fslab.proc import run
+from fslab.system import state
+from fslab.system.proc import run
 from fslab.targets.base import Target
-from fslab.teardown import detach_loop
+from fslab.system.teardown import detach_loop
 
 
 class LoopTarget(Target):
@@ -37,7 +37,7 @@ class LoopTarget(Target):
             self.discard_image(image)
         self.devices.clear()
 
-    # the image file's life; fslab/keptfs.py keeps images across runs by overriding these
+    # the image file's life; fslab/workloads/support/keptfs.py keeps images across runs by overriding these
     def image_name(self, label: str) -> str:
         return f"{label}-{len(self.devices)}.img"
 

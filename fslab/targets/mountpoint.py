@@ -10,7 +10,7 @@ from fslab.targets.base import Target
 
 def mount_of(path: str) -> dict:
     """The mountinfo entry that holds `path`: mountpoint, fstype, source, options."""
-    from fslab.filesystems.mounts import mount_holding
+    from fslab.system.mounts import mount_holding
     m = mount_holding(path)
     if m is None:
         raise FslabError(f"{path} is not on any mounted filesystem")

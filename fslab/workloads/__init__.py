@@ -10,7 +10,7 @@ from fslab.workloads.base import _suites
 
 def _load_all() -> None:
     for m in pkgutil.iter_modules(__path__):
-        if not m.name.startswith("_") and m.name != "base":
+        if not m.ispkg and not m.name.startswith("_") and m.name != "base":
             importlib.import_module(f"{__name__}.{m.name}")
 
 

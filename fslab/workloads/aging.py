@@ -1,7 +1,7 @@
 """The aging suite (study S4): age one filesystem step by step; grep it cold; compare to unaged.
 
 Methods (cases):
-  git    - Conway et al., FAST'17: `git pull` a history commit by commit (fslab/gitreplay.py);
+  git    - Conway et al., FAST'17: `git pull` a history commit by commit (fslab/workloads/support/gitreplay.py);
            the history is a local repository (`repo = "/path"`) or a seeded generated one
   churn  - Geriatrix-style: keep the filesystem ~80% full while deleting and creating
            files until N times its size has been written
@@ -10,7 +10,7 @@ At step 0 (both filesystems fresh: the noise floor, as the study measured it) an
 every `every` steps: a cold-cache recursive grep for a string that never occurs
 (cache emptied by the driver's cold_cache(): remount, or zpool export/import, plus
 drop_caches; `fincore` shows what was still resident), grep cost = seconds per
-GB (10^9 bytes, the study's unit) of tree; the layout score (fslab/fiemap.py) of
+GB (10^9 bytes, the study's unit) of tree; the layout score (fslab/system/fiemap.py) of
 the same read order; then the unaged twin: a fresh filesystem of the same type and
 options, the same tree copied onto it, grepped and scored the same way. Records
 carry params {"step": k}. For git, a step is a *successful* pull (the study's x
@@ -19,7 +19,7 @@ replay after that many successful pulls (the study stopped at 393).
 
 A failed step (e.g. git exit 128) is logged with its output and the run goes on.
 The aged filesystem's images and a step journal live in
-<results>/runs/<run>/aging-state/<unit>/ (fslab/keptfs.py): after a crash,
+<results>/runs/<run>/aging-state/<unit>/ (fslab/workloads/support/keptfs.py): after a crash,
 `fslab run --resume RUN` continues from the last completed step.
 
 Plan table:
@@ -47,12 +47,13 @@ from typing import Any
 
 import orjson
 
-from fslab import fiemap, gitreplay
+from fslab.system import fiemap
+from fslab.workloads.support import gitreplay
 from fslab.errors import FslabError, StepFailed
 from fslab.filesystems.base import Instance
-from fslab.keptfs import KeptFilesystem
-from fslab.profiles import GiB, MiB, Profile, parse_size
-from fslab.proc import run
+from fslab.workloads.support.keptfs import KeptFilesystem
+from fslab.plan.profiles import GiB, MiB, Profile, parse_size
+from fslab.system.proc import run
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec, SuiteSpec
-from fslab.profiles import Profile
+from fslab.plan.profiles import Profile
 from fslab.records import Measurement, UnitKey
 
 
@@ -58,7 +58,7 @@ class UnitContext:
     mountpoint_dir: Path | None = None   # --mountpoint: test inside this existing directory
     log: Callable[[str], None] = print
     environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
-    page_cache: str = "off"          # the run's cache policy (fslab/cachepolicy.py)
+    page_cache: str = "off"          # the run's cache policy (fslab/run/cachepolicy.py)
     unit_timeout: float | None = None   # [run] unit_timeout: overrides the derived deadline
 
     def filesystem(self, size_bytes: int = 0, label: str | None = None,
@@ -67,7 +67,7 @@ class UnitContext:
         spec = spec or self.spec
         label = label or f"{spec.name}-{spec.variant}-{self.key.iteration}".replace("/", "_")
         if spec.image_size:   # the plan's [[filesystem]] image_size / --image-size wins
-            from fslab.profiles import parse_size
+            from fslab.plan.profiles import parse_size
             size_bytes = parse_size(spec.image_size)
         else:
             size_bytes = max(size_bytes, self.profile.min_image_bytes)

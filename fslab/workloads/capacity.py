@@ -13,8 +13,8 @@ from pathlib import Path
 
 from fslab.filesystems.base import Instance
 from fslab.filesystems.raw import device_bytes
-from fslab.proc import run
-from fslab.profiles import Profile
+from fslab.system.proc import run
+from fslab.plan.profiles import Profile
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, register
 

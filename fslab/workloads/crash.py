@@ -26,15 +26,15 @@ from typing import Callable
 
 import orjson
 
-from fslab import state
+from fslab.system import state
 from fslab.errors import FslabError, StepFailed
 from fslab.filesystems.base import Instance, drop_caches
 from fslab.plan import SuiteSpec
-from fslab.profiles import Profile
-from fslab.proc import run, which
+from fslab.plan.profiles import Profile
+from fslab.system.proc import run, which
 from fslab.records import Measurement
 from fslab.targets.base import Target
-from fslab.teardown import is_mounted
+from fslab.system.teardown import is_mounted
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
 KiB = 1024

@@ -4,7 +4,7 @@ Setup: a tree of depth 2 and width 4 (16 leaf directories), 50 files of 2 MiB
 per leaf at paper scale (800 files, 1.56 GiB), written by 4 threads; the files
 in the last 8 leaves are byte copies of those in the first 8 (dedup ratio 2 if
 a filesystem finds every duplicate). Content is incompressible and every 4 KiB
-block of distinct files differs (fslab.workloads._data), so compression and
+block of distinct files differs (fslab.workloads.support.data), so compression and
 chance matches cannot inflate the ratio. Setup time runs to the end of a
 syncfs: the data is on disk.
 
@@ -27,11 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
-from fslab.measure import run_timed, step_usage
-from fslab.profiles import MiB, Profile, parse_size
-from fslab.proc import run
+from fslab.system.measure import run_timed, step_usage
+from fslab.plan.profiles import MiB, Profile, parse_size
+from fslab.system.proc import run
 from fslab.records import Measurement
-from fslab.workloads._data import Payload, dataset_seed
+from fslab.workloads.support.data import Payload, dataset_seed
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import SPACE_IMAGE_BYTES, settled_capacity, space_measurements
 

@@ -33,8 +33,8 @@ from typing import Any, Callable
 import orjson
 
 from fslab.filesystems.base import Instance
-from fslab.profiles import GiB, MiB, Profile, parse_size
-from fslab.proc import run
+from fslab.plan.profiles import GiB, MiB, Profile, parse_size
+from fslab.system.proc import run
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 

@@ -34,15 +34,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fslab import cachepolicy, deadline
-from fslab.accounting import UnitAccount
-from fslab.cpu import busy_percent, iowait_percent, sample
-from fslab.devstat import source_device_of
-from fslab.errors import FslabError, StepFailed, TimedOut
+from fslab.run import cachepolicy
+from fslab.run import deadline
+from fslab.run.accounting import UnitAccount
+from fslab.system.cpu import busy_percent, iowait_percent, sample
+from fslab.system.devstat import source_device_of
+from fslab.errors import FslabError, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
 from fslab.fio.jobfile import JobFileCase, job_file_cases
-from fslab.proc import kill_group, run
-from fslab.profiles import Profile, parse_size
+from fslab.system.proc import kill_group, run
+from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
@@ -274,7 +275,7 @@ class FioSuite(Suite):
 
 
 def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
-    """The unit's deadline (fslab/deadline.py) from the runtime, ramp and bytes it asked for."""
+    """The unit's deadline (fslab/run/deadline.py) from the runtime, ramp and bytes it asked for."""
     override = ctx.unit_timeout
     if isinstance(case.config, JobFileCase):   # a user's file: its runtimes are its own
         return override or max(JOB_FILE_DEADLINE_S,

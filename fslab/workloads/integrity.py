@@ -1,4 +1,4 @@
-"""The integrity suite: does the filesystem notice bytes flipped under it? (see fslab/integrity.py)
+"""The integrity suite: does the filesystem notice bytes flipped under it? (see fslab/workloads/support/bitflip.py)
 
 Plan table:
     [[suite]]
@@ -22,8 +22,8 @@ from __future__ import annotations
 import orjson
 
 from fslab.errors import FslabError
-from fslab.integrity import corrupt_and_classify
-from fslab.profiles import Profile
+from fslab.workloads.support.bitflip import corrupt_and_classify
+from fslab.plan.profiles import Profile
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
@@ -50,7 +50,7 @@ class IntegritySuite(Suite):
                 raise FslabError(f"integrity workload {n!r}: choose 'data' or 'metadata'")
         # the data is written once: the image only needs room for it plus the fs's own overhead
         need = files * config["blocks_per_file"] * 4096 * 3 + (64 << 20)
-        # metadata damage always hits every copy of the entry (see fslab/integrity.py)
+        # metadata damage always hits every copy of the entry (see fslab/workloads/support/bitflip.py)
         return [Case(name=n, params={"damage": n, "copies": config["copies"] if n == "data" else "all"},
                      config=config, image_bytes=need) for n in names]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from fslab.measure import step_usage
-from fslab.profiles import GiB, MiB, Profile
+from fslab.system.measure import step_usage
+from fslab.plan.profiles import GiB, MiB, Profile
 from fslab.records import Measurement
-from fslab.workloads._data import Payload, dataset_seed
+from fslab.workloads.support.data import Payload, dataset_seed
 from fslab.workloads.base import Case, Suite, UnitContext, register
 from fslab.workloads.capacity import settled_capacity, space_measurements
 

@@ -1,16 +1,16 @@
 """Study S1's space overhead of many small files: space consumed minus logical bytes.
 
 The files are S3's file-server tree (7,500 files of 10 KB to 5 MB in 900
-directories at paper scale, fslab.workloads._data), so the two studies' data
+directories at paper scale, fslab.workloads.support.data), so the two studies' data
 sets agree. Space is read before and after through the driver's capacity(),
 once the filesystem has committed (fslab.workloads.capacity).
 """
 from __future__ import annotations
 
-from fslab.measure import step_usage
-from fslab.profiles import Profile
+from fslab.system.measure import step_usage
+from fslab.plan.profiles import Profile
 from fslab.records import Measurement
-from fslab.workloads._data import Payload, dataset_seed, s3_tree, s3_tree_shape
+from fslab.workloads.support.data import Payload, dataset_seed, s3_tree, s3_tree_shape
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import SPACE_IMAGE_BYTES, settled_capacity, space_measurements
 

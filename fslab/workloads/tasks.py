@@ -15,14 +15,14 @@ The numbers are the study's. fslab lists and searches the trees before removing
 them (9 and 10 before 8): listing an empty disk would measure nothing.
 
 Per task: elapsed, CPU % ((user+sys)/elapsed), user and system time, major and
-minor page faults of the task's processes (fslab.measure), system-wide CPU, and
+minor page faults of the task's processes (fslab.system.measure), system-wide CPU, and
 the time a `sync -f` takes right after it ("writeback"): what the command left
 dirty would otherwise be paid by the next task. Capacity (available / raw
 partition) is taken after mount (initial) and, on a fresh mount after 11, once
 all files are gone (residual).
 
 The "other disk" is a separate ext4 loop image holding the ISO (one
-incompressible 700 MB file at paper) and S3's tree (fslab.workloads._data). It
+incompressible 700 MB file at paper) and S3's tree (fslab.workloads.support.data). It
 is built once per run, reused by every unit read-only and freshly mounted, so
 each unit reads it cold; it is deleted when fslab exits.
 """
@@ -36,16 +36,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from fslab import filesystems, state
+from fslab import filesystems
+from fslab.system import state
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Instance
-from fslab.keptfs import KeptImageTarget
-from fslab.measure import run_logged, step_usage
+from fslab.workloads.support.keptfs import KeptImageTarget
+from fslab.system.measure import run_logged, step_usage
 from fslab.plan import FilesystemSpec
-from fslab.proc import run
-from fslab.profiles import MiB, Profile
+from fslab.system.proc import run
+from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
-from fslab.workloads._data import FileTree, Payload, s3_tree
+from fslab.workloads.support.data import FileTree, Payload, s3_tree
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import S3_PARTITION_BYTES, capacity_share, raise_no_device
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.filesystems.base import Instance
-from fslab.proc import run
+from fslab.system.proc import run
 from fslab.records import Measurement
 
 MiB = 1 << 20

@@ -1,4 +1,4 @@
-"""Data checksum probe: the integrity suite's experiment (fslab.integrity) at its smallest:
+"""Data checksum probe: the integrity suite's experiment (fslab.workloads.support.bitflip) at its smallest:
 flip bytes in a few data blocks on the image, remount, read back. Checksums work here when
 every damaged file is detected (or healed); one silent read means they did not protect it."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ class ChecksumProbe(Probe):
     feature = "data_checksums"
 
     def check(self, inst: Instance) -> ProbeResult:
-        from fslab.integrity import corrupt_and_classify
+        from fslab.workloads.support.bitflip import corrupt_and_classify
         res = corrupt_and_classify(inst, damage="data", files=FILES, blocks_per_file=BLOCKS,
                                    damaged=DAMAGED, seed=5)
         counts, damaged = res["counts"], res["damaged"]

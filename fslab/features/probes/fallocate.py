@@ -6,7 +6,7 @@ import os
 
 from fslab.features.probes.base import MiB, Probe, ProbeResult
 from fslab.filesystems.base import Instance
-from fslab.proc import run
+from fslab.system.proc import run
 
 SIZE = 32 * MiB
 

@@ -6,7 +6,7 @@ import os
 
 from fslab.features.probes.base import MiB, Probe, ProbeResult, total_bytes
 from fslab.filesystems.base import Instance
-from fslab.proc import run
+from fslab.system.proc import run
 
 GROW = 256 * MiB
 CAP_SYS_RESOURCE = 24

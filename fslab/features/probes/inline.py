@@ -1,8 +1,8 @@
-"""Inline small files probe: write a 100-byte file and ask FIEMAP (fslab.fiemap) whether its
+"""Inline small files probe: write a 100-byte file and ask FIEMAP (fslab.system.fiemap) whether its
 data lives inside the metadata (FIEMAP_EXTENT_DATA_INLINE) instead of a data block."""
 from __future__ import annotations
 
-from fslab import fiemap
+from fslab.system import fiemap
 from fslab.features.probes.base import Enable, Probe, ProbeResult, random_bytes, write_file
 from fslab.filesystems.base import Instance
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from fslab.features.probes.base import (MiB, Probe, ProbeResult, digest, random_bytes,
                                         used_bytes, write_file)
 from fslab.filesystems.base import Instance
-from fslab.proc import run
+from fslab.system.proc import run
 
 SIZE = 16 * MiB
 

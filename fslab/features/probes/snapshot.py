@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fslab.features.probes.base import Enable, Probe, ProbeResult, no_mechanism, write_file
 from fslab.filesystems.base import Instance
-from fslab.proc import run
+from fslab.system.proc import run
 
 
 class SnapshotProbe(Probe):

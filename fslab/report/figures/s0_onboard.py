@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fslab.profiles import parse_size
+from fslab.plan.profiles import parse_size
 from fslab.report.figures import FigureContext, Section
 from fslab.report.figures._study import cell, html_table, with_params
 from fslab.report.svg import colors, figure, to_svg

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from fslab import __version__
-from fslab.proc import first_line, is_root
+from fslab.system.proc import first_line, is_root
 
 
 def _cpu_model() -> str:

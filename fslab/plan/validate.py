@@ -52,7 +52,7 @@ TARGETS = ("loop", "device", "mountpoint", "guest")
 
 def flags(*, profile: str | None, iterations: int | None, fio: list[str],
           workdir: Path | None, image_size: str | None = None, target: str | None = None) -> None:
-    from fslab.profiles import PROFILES
+    from fslab.plan.profiles import PROFILES
     if profile is not None and profile not in PROFILES:
         raise error(f"--profile {profile!r}: choose one of {', '.join(PROFILES)}")
     if iterations is not None and iterations < 1:
@@ -78,7 +78,7 @@ def _size_problem(value: str) -> str | None:
         return _negative(value)
     if not _SIZE.fullmatch(value.strip()):
         return f"{value!r} is not a size (e.g. 512M, 4G)"
-    from fslab.profiles import parse_size
+    from fslab.plan.profiles import parse_size
     return None if parse_size(value) > 0 else f"{value!r}: must be greater than zero"
 
 
@@ -98,7 +98,7 @@ def _unknown_option(key: str, engine: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _fio_knows(key: str) -> tuple[bool, str | None]:
-    from fslab import proc
+    from fslab.system import proc
     try:
         r = proc.run(["fio", f"--cmdhelp={key}"], timeout=20, check=False)
     except Exception:   # no fio here: `fslab doctor` says so; the run itself will fail clearly
@@ -113,7 +113,7 @@ def _fio_knows(key: str) -> tuple[bool, str | None]:
 
 @functools.lru_cache(maxsize=None)
 def _engine_options(engine: str) -> frozenset[str]:
-    from fslab import proc
+    from fslab.system import proc
     try:
         r = proc.run(["fio", f"--enghelp={engine}"], timeout=20, check=False)
     except Exception:
@@ -131,7 +131,7 @@ def fio_value_problem(key: str, value: str) -> str | None:
             return None   # percentages, ranges (4k-64k), per-direction bs (4k,64k): fio judges
         if not _SIZE.fullmatch(value):
             return f"{value!r} is not a size (e.g. 4k, 64M, 1G)"
-        from fslab.profiles import parse_size
+        from fslab.plan.profiles import parse_size
         if parse_size(value) <= 0 and key != "offset":
             return f"{value!r}: must be greater than zero"
     elif key in COUNT_OPTIONS:

@@ -12,12 +12,12 @@ that no longer answers) and the run goes on with the next unit.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from pathlib import Path
 
-from fslab.proc import Proc, kill_family, process_family
+from fslab.system.fuse import abort_fuse
+from fslab.system.proc import Proc, kill_family, process_family
 
 FLOOR_S = 120.0           # even a 1 s job gets two minutes (slow loop devices, CI under load)
 FACTOR = 4.0              # x what the job asked for
@@ -102,43 +102,3 @@ def _kernel_call(pid: int, wchan: str) -> str:
             return name
     return ""
 
-
-def abort_fuse(directory: str) -> bool:
-    """Abort the FUSE connection serving `directory`, if it is one (a hung daemon then
-    answers every waiting request with an error instead of never). The mount is found in
-    the kernel's mount table, never by stat(): a stat of a hung FUSE mount waits forever."""
-    from fslab.filesystems.mounts import mounts, resolved_above
-    path = resolved_above(directory)
-    held = None   # the deepest mount holding it (the last one, if stacked)
-    for m in mounts():
-        if m.holds(path) and (held is None or len(m.mountpoint) >= len(held.mountpoint)):
-            held = m
-    if held is None:
-        return False
-    major, minor = held.device
-    if major != 0 or not held.fstype.startswith("fuse"):
-        return False
-    with fusectl() as connections:
-        try:
-            (connections / str(minor) / "abort").write_text("1")
-            return True
-        except OSError:
-            return False
-
-
-@contextlib.contextmanager
-def fusectl():
-    """/sys/fs/fuse/connections, mounted for the while if it is not (no systemd here to
-    have mounted it): fslab leaves no mount of its own behind."""
-    from fslab.filesystems.mounts import is_mounted
-    from fslab.proc import run
-    path = Path("/sys/fs/fuse/connections")
-    mounted_here = False
-    if path.is_dir() and not is_mounted(str(path)):
-        mounted_here = run(["mount", "-t", "fusectl", "fusectl", str(path)], check=False,
-                           timeout=30).ok
-    try:
-        yield path
-    finally:
-        if mounted_here:
-            run(["umount", str(path)], check=False, timeout=30)

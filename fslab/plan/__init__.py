@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fslab.errors import FslabError
-from fslab.profiles import PROFILES
+from fslab.plan.profiles import PROFILES
 
 
 class RunSection(BaseModel):
@@ -32,7 +32,7 @@ class RunSection(BaseModel):
     target_ci: float = Field(0.03, gt=0, lt=1)
     fresh_fs: bool = True          # new filesystem per iteration
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
-    # ran. None: the profile's default (on for paper, off otherwise); see fslab/cachepolicy.py
+    # ran. None: the profile's default (on for paper, off otherwise); see fslab/run/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
     # seconds a unit's measured process may take before it counts as hung; None: derived
     # from what it asked for (4 x runtime+ramp + its bytes at 10 MiB/s, at least 120 s)
@@ -118,7 +118,7 @@ class Plan(BaseModel):
 
     @property
     def page_cache(self) -> str:
-        from fslab.cachepolicy import default_for
+        from fslab.run.cachepolicy import default_for
         return self.run.page_cache or default_for(self.profile.name)
 
     @property

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fslab.profiles import MiB, Profile
+from fslab.plan.profiles import MiB, Profile
 
 BLOCK = 4096
 CHUNK = 4 * MiB

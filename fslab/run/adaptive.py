@@ -108,7 +108,7 @@ class AdaptiveRounds:
             if len(skipped) == n_cases:
                 return (f"adaptive: no case has a ranked throughput, time or latency to judge; "
                         f"stopped after {it - 1} rounds")
-            said = (f"; not assessed (no ranked throughput, time or latency): "
+            said = ("; not assessed (no ranked throughput, time or latency): "
                     + _cases_text(skipped, [self.case_of(p) for p in self.pairs])) if skipped else ""
             every = "every case's" if not skipped else f"{n_cases - len(skipped)} of {n_cases} cases'"
             return (f"adaptive: {every} 95% CI is within ±{self.target:.1%} "

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fslab import fiemap
+from fslab.system import fiemap
 from fslab.filesystems.base import Instance, drop_caches
-from fslab.proc import run
+from fslab.system.proc import run
 
 BLOCK = 4096
 MAGIC = b"FSLT"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.errors import StepFailed
-from fslab.proc import Result, run
+from fslab.system.proc import Result, run
 
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
            "GIT_AUTHOR_NAME": "fslab", "GIT_AUTHOR_EMAIL": "fslab@localhost",

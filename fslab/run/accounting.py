@@ -1,7 +1,7 @@
 """What a measured fio run cost the device and the CPUs, next to what fio says it did.
 
 Around the measured part of a unit (not the layout, not mkfs) we read:
-  - every block device under the filesystem (fslab/devstat.py): bytes read and
+  - every block device under the filesystem (fslab/system/devstat.py): bytes read and
     written, I/Os, busy time;
   - /proc/stat: CPU busy seconds of the whole machine, which include kernel
     threads (writeback, journal, btrfs workers) and any user-space daemon that
@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from fslab import cpu, devstat
+from fslab.system import cpu
+from fslab.system import devstat
 from fslab.records import Measurement
 
 _TICK = os.sysconf("SC_CLK_TCK")

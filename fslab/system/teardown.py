@@ -9,13 +9,19 @@ import shutil
 import signal
 import time
 from pathlib import Path
+from typing import Callable
 
-from fslab import state
-from fslab.proc import run, which
+from fslab.errors import TeardownFailed
+from fslab.system import state
+from fslab.system.proc import run
+
+# A daemon's entry may name a check of what it still serves (e.g. "zpool": pools in use);
+# the module that starts the daemon registers it, and cleanup imports that module.
+BUSY_CHECKS: dict[str, Callable[[], list[str]]] = {}
 
 
 def is_mounted(path: str) -> bool:
-    from fslab.filesystems.mounts import is_mounted as mounted
+    from fslab.system.mounts import is_mounted as mounted
     return mounted(path)
 
 
@@ -29,7 +35,7 @@ def umount(path: str, attempts: int = 5) -> None:
         time.sleep(0.3 * (i + 1))   # busy: a process may still be closing files
     run(["umount", "-l", path], check=False, timeout=60)   # last resort: lazy, never leave it mounted
     if is_mounted(path):
-        raise RuntimeError(f"cannot unmount {path}")
+        raise TeardownFailed(f"cannot unmount {path}")
 
 
 def loop_attached(dev: str) -> bool:
@@ -49,34 +55,7 @@ def detach_loop(dev: str, image: str | None = None) -> None:
         if r.ok or not loop_attached(dev):
             return
         time.sleep(0.2 * (i + 1))
-    raise RuntimeError(f"cannot detach {dev}: {r.stderr.strip()}")
-
-
-def zpool_imported(name: str, timeout: float = 60) -> bool:
-    if not which("zpool"):
-        return False
-    r = run(["zpool", "list", "-H", "-o", "name", name], check=False, timeout=timeout)
-    return r.ok
-
-
-def destroy_zpool(name: str, attempts: int = 8, timeout: float = 120) -> None:
-    """Destroy (else export) a pool. zfs-fuse reports 'pool is busy' for a moment
-    after the last file is closed, so retry with backoff before giving up. A command
-    that passes `timeout` raises TimedOut at once: its daemon is stuck, and only
-    replacing the daemon helps (fslab/filesystems/zfs.py), not trying again."""
-    err = ""
-    for i in range(attempts):
-        if not zpool_imported(name, timeout):
-            return
-        run(["zfs", "umount", "-f", name], check=False, timeout=timeout)
-        r = run(["zpool", "destroy", "-f", name], check=False, timeout=timeout)
-        if r.ok or not zpool_imported(name, timeout):
-            return
-        err = r.stderr.strip()
-        time.sleep(0.25 * (i + 1))
-    run(["zpool", "export", "-f", name], check=False, timeout=timeout)
-    if zpool_imported(name, timeout):
-        raise RuntimeError(f"cannot destroy zpool {name}: {err}")
+    raise TeardownFailed(f"cannot detach {dev}: {r.stderr.strip()}")
 
 
 def stop_pid(pid: int, timeout: float = 15) -> None:
@@ -109,24 +88,12 @@ def _loop(e: dict) -> None:
     detach_loop(e["id"], e.get("image"))
 
 
-@state.handler("zpool")
-def _zpool(e: dict) -> None:
-    if e.get("keep"):   # its image is kept for a resume (fslab/keptfs.py): export, never destroy
-        if zpool_imported(e["id"]):
-            run(["zpool", "export", "-f", e["id"]], check=False, timeout=120)
-        if zpool_imported(e["id"]):
-            raise RuntimeError(f"cannot export zpool {e['id']}")
-        return
-    destroy_zpool(e["id"])
-
-
 @state.handler("daemon")
 def _daemon(e: dict) -> None:
-    if e.get("busy_check") == "zpool":
-        from fslab.filesystems.zfs import pools_in_use
-        busy = pools_in_use()
-        if busy:
-            raise RuntimeError(f"left running: it still serves pool(s) {', '.join(busy)}")
+    check = BUSY_CHECKS.get(e.get("busy_check", ""))
+    busy = check() if check else []
+    if busy:
+        raise TeardownFailed(f"left running: it still serves {', '.join(busy)}")
     pid = int(e["daemon_pid"])
     cmdline = Path(f"/proc/{pid}/cmdline")
     # only stop it if that pid is still the daemon we started
@@ -144,5 +111,55 @@ def _dir(e: dict) -> None:
     p = Path(e["id"])
     if p.exists():
         if is_mounted(str(p)):
-            raise RuntimeError(f"{p} is still a mount point")
+            raise TeardownFailed(f"{p} is still a mount point")
         shutil.rmtree(p, ignore_errors=True)
+
+def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[list[str], list[str]]:
+    """Tear down every remembered resource. Returns (done, failed) descriptions.
+
+    only_dead_owners: leave resources of fslab processes that are still alive
+    (used at the start of a run, so a concurrent run is not sabotaged).
+    owner: only the resources this pid noted (a run sweeping up after itself).
+    """
+    _import_handlers()
+    done, failed = [], []
+    for e in sorted(state.entries(), key=lambda e: state.PRIORITY.get(e["kind"], 99)):
+        if only_dead_owners and _alive(e.get("pid")):
+            continue
+        if owner is not None and (e.get("pid") != owner or e["kind"] == "daemon"):
+            continue   # daemons are shared: their owner stops them when nobody needs them
+        desc = f"{e['kind']} {e['id']}"
+        fn = state._handlers.get(e["kind"])
+        try:
+            if fn is None:
+                raise TeardownFailed(f"no teardown known for kind {e['kind']!r}")
+            fn(e)
+            state.forget(e["kind"], e["id"])
+            done.append(desc)
+        except Exception as exc:  # keep going: cleanup must do all it can
+            failed.append(f"{desc}: {exc}")
+    return done, failed
+
+
+# Modules that register teardown for their own kinds (imported only when cleaning up).
+HANDLER_MODULES = ("fslab.filesystems.zfs", "fslab.guest.qemu", "fslab.workloads.crash", "fslab.remote.server")
+
+
+def _import_handlers() -> None:
+    import importlib
+    for mod in HANDLER_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+
+def _alive(pid: int | None) -> bool:
+    if not pid or pid == os.getpid():
+        return pid == os.getpid()
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True

@@ -7,7 +7,7 @@ cache has it turned off by its driver (ZFS: primarycache=metadata; zfs-fuse
 accepts O_DIRECT on recent kernels but then serves reads from its ARC). Where
 O_DIRECT is refused, the page cache is dropped between fio's layout and the
 measurement. What could not be done is said in the sentence stored in the
-run's environment; the device counters (fslab/accounting.py) show whether it
+run's environment; the device counters (fslab/run/accounting.py) show whether it
 worked, unit by unit.
 
 `on` (default of the paper profile): buffered, as the reference studies ran,

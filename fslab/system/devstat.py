@@ -65,7 +65,7 @@ def read(devices: list[str]) -> DevCounters:
 
 def source_device_of(directory: str) -> str | None:
     """The block device a mounted directory lives on (for --mountpoint runs), if any."""
-    from fslab.filesystems.mounts import mount_holding
+    from fslab.system.mounts import mount_holding
     m = mount_holding(directory)
     best = m.source if m else None
     return best if best and best.startswith("/dev/") and stat_path(best) else None

@@ -18,9 +18,9 @@ from fslab.records import canonical_params
 
 def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
     """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
-    from fslab.cachepolicy import default_for
+    from fslab.run.cachepolicy import default_for
     from fslab.filesystems import get as driver_get
-    from fslab.scheduler import plan_pairs
+    from fslab.run.scheduler import plan_pairs
     pairs, notes = plan_pairs(plan, judge_availability=False)
     past = _past_durations(store, plan.run.profile) if store is not None else {}
     unavailable = {}
@@ -62,7 +62,7 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
 
 
 def _direct_io(options: dict, plan) -> str:
-    from fslab.cachepolicy import default_for
+    from fslab.run.cachepolicy import default_for
     if "direct" in options:
         return f"direct={options['direct']} as the plan sets"
     if (plan.run.page_cache or default_for(plan.profile.name)) == "on":

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from fslab.cpu import busy_percent, sample
+from fslab.system.cpu import busy_percent, sample
 from fslab.errors import StepFailed
 from fslab.records import Measurement
 

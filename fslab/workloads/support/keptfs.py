@@ -5,7 +5,7 @@ Aging runs for hours; if fslab dies at pull 7000, the run must continue at pull
 images under the results directory (not the temporary work directory), and
 writes a journal after every completed step.
 
-Crash safety, in the terms of fslab.state: the loop devices and mounts are noted
+Crash safety, in the terms of fslab.system.state: the loop devices and mounts are noted
 as usual (cleanup detaches/unmounts them), the image files are *not* noted as
 "file" (cleanup would delete them), and a ZFS pool is noted with keep=True, which
 cleanup exports instead of destroying. `discard()` deletes everything once the
@@ -20,12 +20,12 @@ from typing import Any
 
 import orjson
 
-from fslab import state
+from fslab.system import state
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
-from fslab.proc import run
+from fslab.system.proc import run
 from fslab.targets.loop import LoopTarget
-from fslab.teardown import zpool_imported
+from fslab.filesystems.zfs import zpool_imported
 
 
 class KeptImageTarget(LoopTarget):

@@ -69,61 +69,9 @@ def entries() -> list[dict]:
 
 
 def handler(kind: str):
-    """Register the teardown function for a resource kind (decorator)."""
+    """Register the teardown function for a resource kind (decorator); fslab/system/teardown.py
+    runs them."""
     def deco(fn: Callable[[dict], None]):
         _handlers[kind] = fn
         return fn
     return deco
-
-
-def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[list[str], list[str]]:
-    """Tear down every remembered resource. Returns (done, failed) descriptions.
-
-    only_dead_owners: leave resources of fslab processes that are still alive
-    (used at the start of a run, so a concurrent run is not sabotaged).
-    owner: only the resources this pid noted (a run sweeping up after itself).
-    """
-    from fslab import teardown  # noqa: F401  registers the core handlers
-    _import_handlers()
-    done, failed = [], []
-    for e in sorted(entries(), key=lambda e: PRIORITY.get(e["kind"], 99)):
-        if only_dead_owners and _alive(e.get("pid")):
-            continue
-        if owner is not None and (e.get("pid") != owner or e["kind"] == "daemon"):
-            continue   # daemons are shared: their owner stops them when nobody needs them
-        desc = f"{e['kind']} {e['id']}"
-        fn = _handlers.get(e["kind"])
-        try:
-            if fn is None:
-                raise RuntimeError(f"no teardown known for kind {e['kind']!r}")
-            fn(e)
-            forget(e["kind"], e["id"])
-            done.append(desc)
-        except Exception as exc:  # keep going: cleanup must do all it can
-            failed.append(f"{desc}: {exc}")
-    return done, failed
-
-
-# Modules that register teardown for their own kinds (imported only when cleaning up).
-HANDLER_MODULES = ("fslab.guest.qemu", "fslab.workloads.crash", "fslab.remote.server")
-
-
-def _import_handlers() -> None:
-    import importlib
-    for mod in HANDLER_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ImportError:
-            pass
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid or pid == os.getpid():
-        return pid == os.getpid()
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True

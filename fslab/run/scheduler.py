@@ -161,7 +161,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
 
             run_all(todo)
             if plan.run.adaptive:
-                from fslab.adaptive import CAVEAT, AdaptiveRounds
+                from fslab.run.adaptive import CAVEAT, AdaptiveRounds
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)
                 console.print(f"[dim]note: {CAVEAT}[/dim]")
                 for it in range(plan.iterations + 1, plan.run.max_iterations + 1):
@@ -181,8 +181,8 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
         signal.signal(signal.SIGTERM, old)
         # anything a failed teardown left (e.g. a busy pool) gets another, final try
         import os
-        from fslab import state
-        _, failed = state.cleanup(owner=os.getpid())
+        from fslab.system import teardown
+        _, failed = teardown.cleanup(owner=os.getpid())
         for f in failed:
             console.print(f"[red]could not tear down[/] {f}; run `fslab cleanup`")
         for name in drivers_used:

@@ -1,0 +1,1 @@
+"""Where a filesystem lives: a loop image, a block device, or an existing mount point."""

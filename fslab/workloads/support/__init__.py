@@ -1,0 +1,1 @@
+"""Code the suites share: payload data, git histories, kept filesystems, bit flips."""
