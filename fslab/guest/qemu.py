@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from fslab.system import state
-from fslab.errors import FslabError
+from fslab.errors import FslabError, TeardownFailed
 from fslab.system.proc import which
 from fslab.system.teardown import stop_pid
 
@@ -179,5 +179,5 @@ def _cleanup_guest(e: dict) -> None:
         while _is_our_qemu(pid, e["id"]) and time.time() < deadline:
             time.sleep(0.1)
         if _is_our_qemu(pid, e["id"]):
-            raise RuntimeError(f"qemu pid {pid} did not stop")
+            raise TeardownFailed(f"qemu pid {pid} did not stop")
     _remove(e.get("scratch", []))

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from fslab.system import state
-from fslab.errors import StepFailed
+from fslab.errors import StepFailed, TeardownFailed
 
 KIND = "fio-server"      # its kind in the state file (fslab cleanup stops the group)
 
@@ -137,4 +137,4 @@ def _cleanup(e: dict) -> None:
     """`fslab cleanup` after a crash: what is left of a server fslab started."""
     stop_group(int(e["pgid"]), e["match"])
     if group_members(int(e["pgid"])):
-        raise RuntimeError(f"fio server group {e['pgid']} does not stop")
+        raise TeardownFailed(f"fio server group {e['pgid']} does not stop")

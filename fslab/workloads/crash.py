@@ -27,7 +27,7 @@ from typing import Callable
 import orjson
 
 from fslab.system import state
-from fslab.errors import FslabError, StepFailed
+from fslab.errors import FslabError, StepFailed, TeardownFailed
 from fslab.filesystems.base import Instance, drop_caches
 from fslab.plan import SuiteSpec
 from fslab.plan.profiles import Profile
@@ -275,7 +275,7 @@ def remove_dm(name: str) -> None:
         if r.ok:
             return
         time.sleep(0.2 * (i + 1))
-    raise RuntimeError(f"cannot remove dm device {name}: {r.stderr.strip()}")
+    raise TeardownFailed(f"cannot remove dm device {name}: {r.stderr.strip()}")
 
 
 @state.handler("dm")
