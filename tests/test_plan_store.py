@@ -104,17 +104,17 @@ def test_plan_options_override_and_sweeps_stay_distinct():
 
 
 def test_large_reads_split_over_two_processes_return_the_same_frame(tmp_path, monkeypatch):
-    """Above PARALLEL_READ_ROWS a forked child reads the second half of the rows; the
+    """Above forked.MIN_SIZE["store read"] a forked child reads the second half of the rows; the
     frame must be the one a single read gives: same rows, order, values and types."""
-    import fslab.store.db as db
+    from fslab.system import forked
     store = Store(tmp_path / "results")
     rows = [(run, "localhost", fs, "default", "fio", f"case{i % 7}", "{}", i // 40, f"m{i % 5}",
              float(i) * 1.5, "ops/s", "higher" if i % 3 else None, f"runs/{run}/{i // 40}.json", 1.0)
             for run in ("r2", "r1") for fs in ("ext4", "xfs") for i in range(16_000)]
     store.add_rows(rows)
-    assert 2 * 32_000 >= db.PARALLEL_READ_ROWS
+    assert 2 * 32_000 >= forked.MIN_SIZE["store read"]
     split_all, split_one = store.records(), store.records("r1")
-    monkeypatch.setattr(db, "PARALLEL_READ_ROWS", 10 ** 9)
+    monkeypatch.setitem(forked.MIN_SIZE, "store read", 10 ** 9)
     import pandas as pd
     pd.testing.assert_frame_equal(split_all, store.records())
     pd.testing.assert_frame_equal(split_one, store.records(["r1"]))

@@ -237,15 +237,13 @@ def _large_run(groups: int = 60, rounds: int = 100) -> pd.DataFrame:
 
 
 def test_large_analysis_on_two_processes_equals_one(monkeypatch):
-    """Above PARALLEL_MIN_ROWS half the groups (and the regression fits) go to forked
+    """Above forked.MIN_SIZE["analysis"] half the groups (and the regression fits) go to forked
     children; the tables must be exactly those of doing it all in one process."""
-    import fslab.analysis.engine as engine
-    import fslab.analysis.regression as regression
+    from fslab.system import forked
     records = _large_run()
-    assert len(records) >= engine.PARALLEL_MIN_ROWS
+    assert len(records) >= forked.MIN_SIZE["analysis"]
     forked_result = analyze(records)
-    monkeypatch.setattr(engine, "PARALLEL_MIN_ROWS", 10 ** 9)
-    monkeypatch.setattr(regression, "BACKGROUND_MIN_ROWS", 10 ** 9)
+    monkeypatch.setitem(forked.MIN_SIZE, "analysis", 10 ** 9)
     serial = analyze(records)
     for name in ("summary", "omnibus", "pairs", "regression"):
         pd.testing.assert_frame_equal(getattr(forked_result, name), getattr(serial, name))

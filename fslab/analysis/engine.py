@@ -23,7 +23,6 @@ from fslab.analysis.pairwise import compare_levels
 # the headline views (terminal, first screen, generic plots) leave them out
 # distribution details, and a job's per-clone means (its sum is the headline)
 _DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?|per_job)$")
-PARALLEL_MIN_ROWS = 20_000    # smaller runs: forking costs more than the second core saves
 
 
 def is_detail(metric: str) -> bool:
@@ -78,7 +77,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     args = (data, keys, levels, group_better, pairable, seed)
     # large runs: every other group is compared in a forked child, beside this process
     other_half = (forked.start(_compare_groups, *args, 1, 2)
-                  if forked.worth_it(len(data), PARALLEL_MIN_ROWS) else None)
+                  if forked.worth_it("analysis", len(data)) else None)
     summary = describe(data, keys).merge(directions, on=keys, how="left")
     done = _compare_groups(*args, 0, 2 if other_half else 1)
     if other_half:

@@ -19,7 +19,6 @@ from fslab.system import forked
 MODELS = ("linear", "decision tree", "random forest")
 MIN_ROWS = 12          # below this a 25% hold-out has too few rows to score
 MAX_ROWS = 1000        # larger groups are subsampled (seeded): R² barely moves, fits much faster
-BACKGROUND_MIN_ROWS = 20_000   # below this the fits take less than forking a process costs
 
 
 def regression_in_background(data: pd.DataFrame, keys: list[str],
@@ -27,7 +26,7 @@ def regression_in_background(data: pd.DataFrame, keys: list[str],
     """regression_view, started now in a forked child on a multi-core machine: the fits
     are a third of a large report's analysis and need nothing from the pairwise tests.
     Call the result to collect the table."""
-    run = forked.start if forked.worth_it(len(data), BACKGROUND_MIN_ROWS) else forked.now
+    run = forked.start if forked.worth_it("analysis", len(data)) else forked.now
     return run(regression_view, data, keys, seed)
 
 

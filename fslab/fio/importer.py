@@ -23,6 +23,7 @@ from pathlib import Path
 from fslab.errors import FslabError
 from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
 from fslab.records import canonical_params
+from fslab.system import forked
 
 SUFFIXES = (".json", ".txt", ".out", ".log")
 UNKNOWN = "unknown"
@@ -117,16 +118,12 @@ def _parse_chunk(args: tuple[list[tuple[Path, Path]], Path]) -> list[Parsed | st
     return [_read_and_keep(path, rel, raw_dir, made) for path, rel in files]
 
 
-PARALLEL_FROM = 500      # files; below this a process pool costs more than it saves
-CHUNK = 250
-
-
 def _parse_all(files: list[tuple[Path, Path]], raw_dir: Path) -> list[Parsed | str]:
     """_read_and_keep for every file, in order; over all cores for large imports."""
-    workers = min(os.cpu_count() or 1, -(-len(files) // CHUNK))
-    if len(files) < PARALLEL_FROM or workers < 2:
+    workers = forked.workers("fio import", len(files))
+    if workers < 2:
         return _parse_chunk((files, raw_dir))
-    chunks = [(files[i:i + CHUNK], raw_dir) for i in range(0, len(files), CHUNK)]
+    chunks = [(part, raw_dir) for part in forked.chunks("fio import", files)]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         return [r for chunk in pool.map(_parse_chunk, chunks) for r in chunk]
 

@@ -222,7 +222,7 @@ class Store:
             args = list(run_ids)
         count = self.db.execute(f"SELECT COUNT(*) FROM records {'WHERE ' + where if where else ''}",
                                 args).fetchone()[0]
-        if not forked.worth_it(count, PARALLEL_READ_ROWS):
+        if not forked.worth_it("store read", count):
             return _read_records(self.db, where, args)
         mid = self.db.execute(f"SELECT rowid FROM records {'WHERE ' + where if where else ''} "
                               "ORDER BY rowid LIMIT 1 OFFSET ?", [*args, count // 2]).fetchone()[0]
@@ -231,8 +231,6 @@ class Store:
         first = _read_records(self.db, f"{join}rowid < ?", [*args, mid])
         return pd.concat([first, later()], ignore_index=True)
 
-
-PARALLEL_READ_ROWS = 50_000     # fewer rows: one read is quicker than forking for half
 
 
 def _read_records(db: sqlite3.Connection | Path, where: str, args: list[Any]):

@@ -14,10 +14,35 @@ import signal
 from typing import Any, Callable
 
 
-def worth_it(size: int, threshold: int) -> bool:
-    """Fork only for big inputs, with a second core, where fork exists."""
-    return (size >= threshold and (os.cpu_count() or 1) >= 2
+# The whole parallelism policy: for each kind of work, the smallest input for which a
+# second process pays for its fork (below it, one process finishes sooner), and how much
+# input one worker of a pool gets. Callers name their work; no thresholds live elsewhere.
+MIN_SIZE = {
+    "analysis": 20_000,      # records analysed: pairwise tests and regression fits
+    "store read": 50_000,    # rows read from the store into one frame
+    "fio import": 500,       # fio JSON files parsed by `fslab import`
+}
+PER_WORKER = {"fio import": 250}    # files per task of the import's process pool
+
+
+def worth_it(work: str, size: int) -> bool:
+    """Fork for this work only for big inputs, with a second core, where fork exists."""
+    return (size >= MIN_SIZE[work] and (os.cpu_count() or 1) >= 2
             and "fork" in multiprocessing.get_all_start_methods())
+
+
+def workers(work: str, size: int) -> int:
+    """Processes for a pool doing this work on size items: one per PER_WORKER share, at
+    most one per core; 1 when forking is not worth it (do it in this process)."""
+    if not worth_it(work, size):
+        return 1
+    return max(1, min(os.cpu_count() or 1, -(-size // PER_WORKER[work])))
+
+
+def chunks(work: str, items: list) -> list[list]:
+    """items cut into the PER_WORKER shares the pool's workers take, in order."""
+    step = PER_WORKER[work]
+    return [items[i:i + step] for i in range(0, len(items), step)]
 
 
 def start(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
