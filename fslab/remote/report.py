@@ -18,7 +18,8 @@ from rich.table import Table
 from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
 from fslab.remote.hosts import AGGREGATE_HOST
-from fslab.run.summary import HEADLINE, human, human_spread
+from fslab.report.format import human, human_spread
+from fslab.run.summary import HEADLINE
 
 
 def host_order(records: pd.DataFrame, preferred: list[str] | None = None) -> list[str]:

@@ -29,7 +29,7 @@ from importlib import resources
 import orjson
 import pandas as pd
 
-from fslab.report.format import human
+from fslab.report.format import human, number
 
 ALPHA = 0.05
 VERDICTS = ("holds", "reversed", "no significant difference", "not comparable")
@@ -268,7 +268,7 @@ def _fmt(v: float | None, unit: str, signed: bool = False) -> str:
     if unit == "%":   # the studies' capacity findings differ by 0.01-0.02 %
         return f"{sign}{v:.2f}%"
     if unit in ("ratio", "count", "") or unit not in ("s", "B", "B/s", "ns", "ops/s"):
-        return f"{sign}{v:.4g}{('x' if unit == 'ratio' else (' ' + unit if unit else ''))}"
+        return f"{sign}{number(v)}{('x' if unit == 'ratio' else (' ' + unit if unit else ''))}"
     return sign + human(float(v), unit)
 
 

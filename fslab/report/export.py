@@ -7,7 +7,8 @@ import pandas as pd
 
 from fslab.analysis.tiers import tier_rows
 from fslab.report.load import Loaded
-from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.format import cell as fmt_float
+from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:

@@ -1,4 +1,9 @@
-"""Human-readable numbers with their units (the stored value never changes)."""
+"""Human-readable numbers with their units (the stored value never changes).
+
+The one number format of every output: the run summary, the report's terminal, Markdown
+and HTML tables, `fslab compare` and the claims all print a value through this module,
+so the same value reads the same everywhere (172 k ops/s, 1.01 GiB/s).
+"""
 from __future__ import annotations
 
 import math
@@ -11,11 +16,27 @@ _SCALES = {
     "B": ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B")),
     "ops/s": ((1e6, "M ops/s"), (1e3, "k ops/s"), (1, "ops/s")),
 }
+_SCALES["bytes/s"], _SCALES["bytes"] = _SCALES["B/s"], _SCALES["B"]
 
 
 def number(x: float) -> str:
     """3 significant digits, thousands separated, never scientific: 1,010 / 38.7 / 0.123."""
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def cell(x) -> str:
+    """A table cell without a unit (raw medians, p-values, counts): floats as number()."""
+    if isinstance(x, float):
+        return "" if math.isnan(x) else number(x)
+    return str(x)
+
+
+def _scale(value: float, unit: str) -> tuple[float, str]:
+    """(divisor, display unit) that suit value: 3e7 B/s -> MiB/s."""
+    for scale, name in _SCALES.get(unit, ()):
+        if abs(value) >= scale or scale == _SCALES[unit][-1][0]:
+            return scale, name
+    return 1.0, unit
 
 
 def human(value: float | None, unit: str) -> str:
@@ -25,10 +46,16 @@ def human(value: float | None, unit: str) -> str:
         return str(int(value))
     if unit == "%":
         return f"{value:.1f}%"
-    for scale, name in _SCALES.get(unit, ()):
-        if abs(value) >= scale or scale == _SCALES[unit][-1][0]:
-            return f"{number(value / scale)} {name}"
-    return f"{number(value)} {unit}".rstrip()
+    scale, name = _scale(value, unit)
+    return f"{number(value / scale)} {name}".rstrip()
+
+
+def human_spread(median: float, lo: float, hi: float, unit: str) -> str:
+    """'33.1 MiB/s (32.9–33.2)': the median as human() prints it, the range in its unit."""
+    if unit in ("code", "%"):
+        return f"{human(median, unit)} ({human(lo, unit)}–{human(hi, unit)})"
+    scale, _ = _scale(median, unit)
+    return f"{human(median, unit)} ({number(lo / scale)}–{number(hi / scale)})"
 
 
 def spread(lo: float, hi: float, center: float) -> str:

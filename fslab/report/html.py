@@ -20,7 +20,8 @@ from fslab.report.format import human
 from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
-from fslab.report.tables import fmt_float, footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.format import cell as fmt_float
+from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500

@@ -1,7 +1,6 @@
 """Display tables built from an Analysis: shared by the terminal, Markdown and HTML."""
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 
@@ -91,7 +90,3 @@ def pairs_table(a: Analysis) -> pd.DataFrame:
     return p
 
 
-def fmt_float(x) -> str:
-    if isinstance(x, float):
-        return "" if math.isnan(x) else f"{x:.4g}"
-    return str(x)

@@ -5,40 +5,11 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from fslab.report.format import human, human_spread   # one number format for every output
+
 # Shown first when present; other suites fall back to their directional metrics.
 HEADLINE = ("read_iops", "write_iops", "read_bw", "write_bw")
 MAX_METRICS = 4
-
-
-_SCALES = {
-    "B/s": (("GiB/s", 1 << 30), ("MiB/s", 1 << 20), ("KiB/s", 1 << 10), ("B/s", 1)),
-    "B": (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)),
-    "ns": (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1)),
-}
-_SCALES["bytes/s"], _SCALES["bytes"] = _SCALES["B/s"], _SCALES["B"]
-
-
-def scale_for(value: float, unit: str) -> tuple[str, float]:
-    """The display unit and divisor that suit `value` (e.g. 3e7 B/s -> MiB/s)."""
-    for name, f in _SCALES.get(unit, ()):
-        if abs(value) >= f:
-            return name, f
-    return (_SCALES[unit][-1] if unit in _SCALES else (unit, 1))
-
-
-from fslab.report.format import number as _num   # one number format for every table
-
-
-def human(value: float, unit: str) -> str:
-    name, f = scale_for(value, unit)
-    return f"{_num(value / f)} {'' if name == 'ops/s' else name}".strip()
-
-
-def human_spread(median: float, lo: float, hi: float, unit: str) -> str:
-    """'33.1 MiB/s (32.9–33.2)': the spread in the median's own unit."""
-    name, f = scale_for(median, unit)
-    suffix = "" if name == "ops/s" else f" {name}"
-    return f"{_num(median / f)}{suffix} ({_num(lo / f)}–{_num(hi / f)})"
 
 
 def _params_label(params: str) -> str:

@@ -18,6 +18,7 @@ import pandas as pd
 from fslab.plan.profiles import parse_size
 from fslab.report.figures import FigureContext, Section
 from fslab.report.figures._study import cell, html_table, with_params
+from fslab.report.format import number
 from fslab.report.svg import colors, figure, to_svg
 from fslab.report.tables import workload_label
 
@@ -112,7 +113,7 @@ def case_rows(m: pd.DataFrame, levels: list[str], value) -> tuple[list[dict], li
 
 def per_direction(r) -> str:
     def one(v):
-        return "–" if pd.isna(v) else f"{v:,.0f}"
+        return "–" if pd.isna(v) else number(v)
     return f"read {one(r['read_iops_per_cpu'])} · write {one(r['write_iops_per_cpu'])}"
 
 
