@@ -22,7 +22,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import comb
 
-ALPHA = 0.05
+from fslab.analysis.significance import ALPHA
+
 BOOTSTRAP = 1000
 MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
 

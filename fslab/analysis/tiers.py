@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairwise import ALPHA
+from fslab.analysis.significance import ALPHA, rounds_needed
 from fslab.analysis.names import metric_label, ratio_text
 
 
@@ -110,14 +110,3 @@ def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
              "line": t["line"], "note": t["why"]}
             for t in tier_table.to_dict("records") for lv, d in t["levels_info"].items()]
     return pd.DataFrame(rows)
-
-
-def rounds_needed(k: int) -> int:
-    """The fewest rounds per filesystem with which the exact two-sided Mann-Whitney test
-    can separate two of k filesystems after Holm's correction over all k(k-1)/2 pairs
-    (no ties: the smallest p-value is 2 / C(2n, n))."""
-    pairs = max(1, k * (k - 1) // 2)
-    n = 2
-    while 2 / math.comb(2 * n, n) >= ALPHA / pairs:
-        n += 1
-    return n

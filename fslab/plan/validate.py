@@ -97,8 +97,23 @@ def _unknown_option(key: str, engine: str | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
+def _fio_option_names() -> frozenset[str]:
+    """Every option name fio lists (`--cmdhelp=all`), asked once: a plan checks many
+    options and each fio start costs tens of ms. Aliases are not listed; those are
+    asked one by one."""
+    from fslab.system import proc
+    try:
+        r = proc.run(["fio", "--cmdhelp=all"], timeout=20, check=False)
+    except Exception:   # no fio here: every key is asked alone (and said known)
+        return frozenset()
+    return frozenset(m.group(1) for m in re.finditer(r"^\s*([A-Za-z0-9_]+)\s*: ", r.stdout or "", re.M))
+
+
+@functools.lru_cache(maxsize=None)
 def _fio_knows(key: str) -> tuple[bool, str | None]:
     from fslab.system import proc
+    if key in _fio_option_names():
+        return True, None
     try:
         r = proc.run(["fio", f"--cmdhelp={key}"], timeout=20, check=False)
     except Exception:   # no fio here: `fslab doctor` says so; the run itself will fail clearly

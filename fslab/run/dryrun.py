@@ -73,7 +73,7 @@ def _direct_io(options: dict, plan) -> str:
 def too_few_rounds(the_plan) -> str | None:
     """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
     pass at --profile paper), with the count that can."""
-    from fslab.analysis.tiers import rounds_needed
+    from fslab.analysis.significance import rounds_needed
     k = len(the_plan.filesystem)
     n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
     if k < 2 or n >= rounds_needed(k):
