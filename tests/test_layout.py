@@ -113,3 +113,78 @@ def test_every_package_directory_is_a_regular_package():
     for d in PACKAGE.rglob("*"):
         if d.is_dir() and any(d.glob("*.py")) and d.name != "__pycache__":
             assert (d / "__init__.py").exists(), d
+
+
+# Names of filesystems fslab has drivers for (literal, so the test needs no import).
+FILESYSTEM_NAMES = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "zfs-fuse", "tmpfs", "f2fs",
+                    "jfs", "nilfs2", "reiserfs"}
+# Literal filesystem names outside fslab/filesystems/ that are not a question to a driver.
+ALLOWED = {
+    # the tasks suite's source disk is deliberately ext4, whatever is under test
+    ("fslab/workloads/tasks.py", "ext4"),
+    # the study-claims report explains that ZFS here is zfs-fuse (report text about labels)
+    ("fslab/report/claims.py", "zfs-fuse"),
+    ("fslab/report/claims.py", "zfs"),
+    # doctor's table of Debian packages to look up (the zfs-fuse package)
+    ("fslab/commands/doctor.py", "zfs-fuse"),
+}
+
+
+def _literal_names(node: ast.AST) -> set[str]:
+    """Filesystem names among the string literals of `node` (a str, tuple, list or set)."""
+    return {n.value for n in ast.walk(node)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in FILESYSTEM_NAMES}
+
+
+def driver_questions(path: Path) -> list[str]:
+    """Where a module asks which filesystem it talks to: compares something with a literal
+    filesystem name (==, !=, in, startswith), or touches an attribute `.pool`."""
+    rel = path.relative_to(PACKAGE.parent).as_posix()
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: set[str] = set()
+        if isinstance(node, ast.Compare) and any(
+                isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            for side in [node.left, *node.comparators]:
+                names |= _literal_names(side)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith") and node.args):
+            names |= _literal_names(node.args[0])
+            if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                names |= {n for n in FILESYSTEM_NAMES if n.startswith(node.args[0].value)
+                          and node.args[0].value in ("ext", "zfs", "btrfs", "xfs")}
+        elif isinstance(node, ast.Dict):        # a table keyed by filesystem name
+            names |= {k.value for k in node.keys if isinstance(k, ast.Constant)
+                      and isinstance(k.value, str) and k.value in FILESYSTEM_NAMES}
+        elif (isinstance(node, ast.Attribute) and node.attr == "pool"
+              and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+            # `self.pool` is a class's own field (the payload's random pool), not a driver's
+            found.append(f"{rel}:{node.lineno}: .pool")
+        for n in sorted(names - {fs for f, fs in ALLOWED if f == rel}):
+            found.append(f"{rel}:{node.lineno}: {n!r}")
+    return found
+
+
+def test_driver_question_finder_sees_the_real_patterns(tmp_path):
+    sample = PACKAGE / "_layout_sample.py"
+    text = ('if inst.driver.name == "btrfs": pass\nif fs in ("ext3", "ext4"): pass\n'
+            'x = inst.pool\nw = self.pool\nSHOWN = {"xfs": "xfs_growfs"}\ny = name.startswith("ext")\n'
+            'z = name == "global"\n')
+    sample.write_text(text)
+    try:
+        hits = driver_questions(sample)
+    finally:
+        sample.unlink()
+    assert [h.split(": ", 1)[1] for h in hits] == ["'btrfs'", "'ext3'", "'ext4'", ".pool",
+                                                  "'xfs'", "'ext2'", "'ext3'", "'ext4'"]
+
+
+def test_only_drivers_ask_which_filesystem_they_talk_to():
+    """Filesystem quirks are Driver capabilities (fslab/filesystems/base.py), never a name
+    check elsewhere: a new filesystem is one driver file."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "filesystems" in path.relative_to(PACKAGE).parts[:1]:
+            continue
+        found += driver_questions(path)
+    assert found == []

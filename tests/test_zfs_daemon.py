@@ -151,7 +151,7 @@ def test_a_daemon_that_freezes_before_teardown_is_replaced_and_its_pool_forgotte
         assert f"killed zfs-fuse (pid {frozen}) and started a fresh one" in inst.info["recovered"]
         fresh = zfs.fuse_daemon_pid()
         assert fresh and fresh != frozen and zfs.responsive()
-        assert inst.pool not in zfs.pools_in_use()
+        assert zfs.pool_of(inst) not in zfs.pools_in_use()
     finally:
         if frozen and Path(f"/proc/{frozen}").exists():
             os.kill(frozen, signal.SIGKILL)

@@ -39,7 +39,7 @@ class FeaturesSuite(Suite):
             raise UnitFailed("feature probes need a fresh loop image, not --mountpoint")
         probe = PROBES[case.config]
         fs, impl = ctx.spec.name, implementation_key(ctx.spec.name)
-        how = probe.enable(fs, impl)
+        how = probe.enable(ctx.driver)
         result = run_probe(ctx, probe, how)
         claim = claims_for(fs, impl).get(case.name)
         path, rel = ctx.artifact(PROBE_FILE)

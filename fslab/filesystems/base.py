@@ -5,7 +5,10 @@ type. It holds no state about a particular instance; `Instance` does, so that
 teardown works the same after success, failure, Ctrl-C, or from `fslab cleanup`.
 
 Adding a filesystem = one new module in this package defining a Driver subclass
-and calling `register(...)`.
+and calling `register(...)`. Everything that differs between filesystems (how to
+scrub, snapshot, grow, read error counters, switch on compression...) is a method
+or property here with the generic behaviour, overridden by the drivers that differ:
+code outside this package asks the driver, never which filesystem it is.
 """
 from __future__ import annotations
 
@@ -30,6 +33,34 @@ class Availability:
     why: str = ""        # when not ok: what is missing
     packages: list[str] = field(default_factory=list)   # Debian packages that would help
     guest: bool = False  # not here, but `fslab run --target guest` can run it (fslab.guest)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a filesystem's own documentation says about one catalog feature."""
+    status: str          # "yes" | "no" | "partial"
+    note: str            # versions, defaults, limits
+    ref: str             # the tool's own documentation
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "note": self.note, "ref": self.ref}
+
+
+@dataclass
+class Enable:
+    """Options that switch a feature on (merged into the filesystem's spec before mkfs)."""
+    mkfs_options: list[str] = field(default_factory=list)
+    mount_options: list[str] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        bits = [*(["mkfs " + " ".join(self.mkfs_options)] if self.mkfs_options else []),
+                *(["-o " + ",".join(self.mount_options)] if self.mount_options else []),
+                *(f"{k}={v}" for k, v in self.properties.items())]
+        return "; ".join(bits) or "defaults"
+
+
+UNKNOWN = Claim("unknown", "no claims recorded for this filesystem yet", "")
 
 
 def kernel_has(fstype: str) -> bool:
@@ -61,6 +92,9 @@ class Driver(ABC):
     min_bytes: int = 0           # smallest image mkfs accepts
     # filesystem-specific kernel interfaces a workload may need (e.g. fio's e4defrag engine)
     ioctls: frozenset[str] = frozenset()
+    #: what its documentation claims per catalog feature, keyed by implementation()
+    #: (most drivers have one implementation: their name); {} = nothing recorded yet
+    claims: dict[str, dict[str, Claim]] = {}
 
     # --- what can run here -------------------------------------------------
     def available(self) -> Availability:
@@ -159,11 +193,111 @@ class Driver(ABC):
         """Run the filesystem checker read-only on the unmounted device: {'clean': bool, 'output': str}."""
         return {"clean": None, "output": "no checker for " + self.name}
 
+    # --- what differs between filesystems, asked by suites and probes -----------
+    #: why a device-mapper target (the crash suite's dm-flakey) cannot sit under it, or None
+    dm_refusal: str | None = None
+    #: check() runs on the mounted filesystem (ZFS: a scrub) instead of the unmounted device
+    checks_online: bool = False
+    #: directory entries are findable by scanning the image (not compressed, as ZFS metadata is)
+    metadata_scannable: bool = True
+    #: the command online_grow runs, as shown in reports; None: fslab knows none
+    grow_tool: str | None = None
+
+    def held(self, inst: "Instance") -> bool:
+        """Is there anything for unmount() to undo (a mount, or a pool still imported)?"""
+        return is_mounted(str(inst.mountpoint))
+
+    def sync_metadata(self, inst: "Instance") -> None:
+        """After a sync: make space accounting current (btrfs commits its transaction)."""
+
+    def used_bytes(self, inst: "Instance", pool_level: bool = False) -> int:
+        """Bytes allocated once everything written reached the allocator (`pool_level`:
+        counted below dedup, where a pool has a level of its own)."""
+        self.sync_metadata(inst)
+        st = os.statvfs(inst.mountpoint)
+        return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+    def total_bytes(self, inst: "Instance") -> int:
+        """Size of the filesystem as it reports it itself (ZFS: of the pool)."""
+        st = os.statvfs(inst.mountpoint)
+        return st.f_blocks * st.f_frsize
+
+    def error_counters(self, inst: "Instance") -> dict[str, Any]:
+        """The filesystem's own error counters, keyed by where they come from ({} if none)."""
+        return {}
+
+    def scrub(self, inst: "Instance") -> dict[str, Any] | None:
+        """Run the online scrub and wait for it; None when the filesystem has none."""
+        return None
+
+    def export_for_offline(self, inst: "Instance", check: bool = True) -> None:
+        """After unmount: let go of what still holds data above the devices, so the image
+        is complete and the next mount reads it from there (ZFS exports its pool)."""
+
+    def physical_locations(self, inst: "Instance", fiemap_offset: int) -> set[tuple[int, int]]:
+        """Where FIEMAP's physical offset is on the devices, as {(device index, offset)}:
+        the first device as is, unless FIEMAP speaks in the filesystem's own address space."""
+        return {(0, fiemap_offset)}
+
+    def metadata_locations(self, inst: "Instance", obj: int) -> list[tuple[int, int]]:
+        """Where directory inode `obj`'s blocks are, for filesystems whose metadata is not
+        found by scanning the image (metadata_scannable False), read from the exported pool."""
+        raise StepFailed(f"{self.name}: fslab cannot locate metadata blocks by object")
+
+    def grow_command(self, inst: "Instance") -> list[str] | None:
+        """The online-grow command after the device under it grew (None: none known)."""
+        return None
+
+    def grow_failure_hint(self) -> str:
+        """Why online grow may fail in this process, appended to the failure ('' if nothing)."""
+        return ""
+
+    def reopen_devices(self, inst: "Instance") -> str | None:
+        """Re-open the devices so a grown one is seen (ZFS: export/import); what was done,
+        or None when there is no such step."""
+        return None
+
+    def snapshots(self) -> bool:
+        """Has a snapshot command of its own (not LVM/dm-snapshot below it)."""
+        return False
+
+    def snapshot(self, inst: "Instance", name: str) -> str:
+        """Take a read-only snapshot of the whole filesystem; say how."""
+        raise StepFailed(f"{self.name} has no snapshot command")
+
+    def read_snapshot(self, inst: "Instance", name: str, relpath: str) -> tuple[bytes, str]:
+        """A file's content in snapshot `name`, and how it was read."""
+        raise StepFailed(f"{self.name} has no snapshot command")
+
+    def compression_enable(self) -> Enable | None:
+        """How to switch transparent compression on; None: no such feature."""
+        return None
+
+    def dedup_enable(self) -> Enable | None:
+        """How to switch in-line deduplication on; None: only out-of-band (FIDEDUPERANGE)."""
+        return None
+
+    def inline_data_enable(self) -> Enable:
+        """How to let small files live inside metadata (on by default where it exists)."""
+        return Enable()
+
+    def keep_across_crash(self, inst: "Instance") -> dict[str, Any]:
+        """The made filesystem outlives fslab (aging's kept images): note what cleanup must
+        keep, and return what a journal needs to find it again (ZFS: the pool's name)."""
+        return {}
+
+    def resume_kept(self, inst: "Instance", journal: dict[str, Any]) -> None:
+        """Find a kept filesystem again from its journal after the devices are re-attached."""
+
+    def set_aside_kept(self, inst: "Instance") -> None:
+        """Unmounted and kept: release it without destroying it (ZFS: export the pool)."""
+
     def features(self) -> dict[str, Any]:
-        """Claims for the feature matrix: {feature: {status, note, ref}}. They all live in
-        one table, fslab/features/claims.py (ZFS: kernel OpenZFS or zfs-fuse, whichever runs)."""
-        from fslab.features.claims import claims_for
-        return {key: c.as_dict() for key, c in claims_for(self.name).items()}
+        """Claims for the feature matrix: {feature: {status, note, ref}}, from this driver's
+        own table for the implementation that runs here (ZFS: kernel OpenZFS or zfs-fuse)."""
+        from fslab.features.catalog import FEATURES
+        table = self.claims.get(self.implementation(), {})
+        return {f.key: table.get(f.key, UNKNOWN).as_dict() for f in FEATURES}
 
 
 class Existing(Driver):
@@ -175,7 +309,8 @@ class Existing(Driver):
         from fslab import filesystems   # the same kernel interfaces as fslab's own driver of it
         from fslab.errors import FslabError
         try:
-            self.ioctls = filesystems.get(fstype).ioctls
+            known = filesystems.get(fstype)
+            self.ioctls, self.claims = known.ioctls, known.claims
         except FslabError:              # a filesystem fslab has no driver for
             self.ioctls = frozenset()
 
@@ -207,7 +342,7 @@ class Instance:
         self.size_bytes = max(size_bytes, driver.min_bytes)
         self.devices: list[str] = []
         self.mountpoint = self.workdir / f"mnt-{label}"
-        self.pool: str | None = None      # ZFS pool name when there is one
+        self.driver_data: dict[str, Any] = {}   # what the driver keeps between steps (ZFS: pool)
         self.made = False
         self.info: dict[str, Any] = {}    # what happened: lazy init, options in effect...
 
@@ -229,7 +364,7 @@ class Instance:
         self.info.update(self.driver.after_mount(self))
 
     def unmount(self) -> None:
-        if is_mounted(str(self.mountpoint)) or self.pool:
+        if self.driver.held(self):
             self.driver.unmount(self)
         if is_mounted(str(self.mountpoint)):
             # e.g. a FUSE mount whose daemon died: the driver cannot see it any more

@@ -1,7 +1,15 @@
 """Btrfs on the host kernel; with devices > 1 it makes a raid1 across loop devices."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
 from fslab.filesystems import register
-from fslab.filesystems.base import Driver, Instance
+from fslab.filesystems.base import Claim
+from fslab.filesystems.base import Driver, Enable, Instance
 from fslab.system.proc import first_line, run
+
+BLOCK = 4096
 
 
 @register
@@ -10,6 +18,8 @@ class Btrfs(Driver):
     mkfs_tool = "mkfs.btrfs"
     packages = ["btrfs-progs"]
     min_bytes = 128 << 20
+    grow_tool = "btrfs filesystem resize max"
+    claims = property(lambda self: {"btrfs": CLAIMS})
 
     def mkfs(self, inst: Instance) -> None:
         args = ["-f", "-q"]
@@ -35,3 +45,101 @@ class Btrfs(Driver):
         r = run(["btrfs", "check", "--readonly", inst.devices[0]], check=False, timeout=1800)
         return {"clean": r.returncode == 0, "exit": r.returncode,
                 "output": (r.stdout + r.stderr)[-4000:]}
+
+    # --- quirks asked by suites and probes ----------------------------------------
+    def sync_metadata(self, inst: Instance) -> None:
+        # commit the transaction so the chunk accounting is current
+        run(["btrfs", "filesystem", "sync", str(inst.mountpoint)], check=False)
+
+    def error_counters(self, inst: Instance) -> dict[str, Any]:
+        return {"btrfs_device_stats": device_stats(str(inst.mountpoint))}
+
+    def scrub(self, inst: Instance) -> dict[str, Any] | None:
+        r = run(["btrfs", "scrub", "start", "-B", str(inst.mountpoint)], check=False, timeout=1800)
+        text = r.stdout + r.stderr
+        res: dict[str, Any] = {"exit": r.returncode, "output": text}
+        for key in ("csum", "verify", "read", "super"):
+            m = re.search(rf"\b{key}=(\d+)", text)
+            if m:
+                res[f"{key}_errors"] = int(m[1])
+        for key in ("Corrected", "Uncorrectable", "Unverified"):
+            m = re.search(rf"{key}:\s+(\d+)", text)
+            if m:
+                res[key.lower()] = int(m[1])
+        res["clean"] = "no errors found" in text
+        return res
+
+    def physical_locations(self, inst: Instance, fiemap_offset: int) -> set[tuple[int, int]]:
+        """FIEMAP gives btrfs's logical address: btrfs-map-logical says where every mirror is."""
+        r = run(["btrfs-map-logical", "-l", str(fiemap_offset), "-b", str(BLOCK), inst.devices[0]],
+                check=False, timeout=60)
+        out = set()
+        for m in re.finditer(r"physical (\d+) device (\S+)", r.stdout):
+            if m[2] in inst.devices:
+                out.add((inst.devices.index(m[2]), int(m[1])))
+        return out
+
+    def grow_command(self, inst: Instance) -> list[str] | None:
+        return ["btrfs", "filesystem", "resize", "max", str(inst.mountpoint)]
+
+    def snapshots(self) -> bool:
+        return True
+
+    def snapshot(self, inst: Instance, name: str) -> str:
+        mnt = inst.mountpoint
+        run(["btrfs", "subvolume", "snapshot", "-r", str(mnt), str(mnt / f"{name}-snap")])
+        return "btrfs subvolume snapshot -r"
+
+    def read_snapshot(self, inst: Instance, name: str, relpath: str) -> tuple[bytes, str]:
+        return ((inst.mountpoint / f"{name}-snap" / relpath).read_bytes(),
+                "read back from the snapshot subvolume")
+
+    def compression_enable(self) -> Enable | None:
+        return Enable(mount_options=["compress=zstd"])
+
+
+def device_stats(mountpoint: str) -> dict[str, int]:
+    """Summed counters of `btrfs device stats` (write_io_errs, corruption_errs, ...)."""
+    r = run(["btrfs", "device", "stats", mountpoint], check=False)
+    totals: dict[str, int] = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"\[.*\]\.(\w+)\s+(\d+)", line.strip())
+        if m:
+            totals[m[1]] = totals.get(m[1], 0) + int(m[2])
+    return totals
+
+
+# what the documentation claims (fslab/features/catalog.py lists the features)
+BTRFS = "btrfs(5)"
+CLAIMS = {
+    "data_checksums": Claim("yes", "crc32c by default; xxhash, sha256, blake2 since Linux 5.5", BTRFS),
+    "metadata_checksums": Claim("yes", "every tree block", BTRFS),
+    "copy_on_write": Claim("yes", "data and metadata (nodatacow per file or mount disables it for data)",
+                        BTRFS),
+    "journaling": Claim("no", "no journal: CoW transactions, plus a log tree for fsync", BTRFS),
+    "snapshots": Claim("yes", "subvolume snapshots, writable or read-only", "btrfs-subvolume(8)"),
+    "scrub": Claim("yes", "btrfs scrub verifies checksums; repairs from DUP/RAID copies",
+                "btrfs-scrub(8)"),
+    "raid": Claim("yes", "raid0/1/10/1c3/1c4; raid5/6 documented as unstable", "mkfs.btrfs(8)"),
+    "resilvering": Claim("partial", "btrfs replace or balance after adding a device; nothing automatic",
+                      "btrfs-replace(8)"),
+    "online_grow": Claim("yes", "btrfs filesystem resize", "btrfs-filesystem(8)"),
+    "online_shrink": Claim("yes", "btrfs filesystem resize -SIZE", "btrfs-filesystem(8)"),
+    "max_file_size": Claim("yes", "16 EiB (8 EiB in practice: Linux's loff_t)", BTRFS),
+    "max_volume_size": Claim("yes", "16 EiB", BTRFS),
+    "extents": Claim("yes", "extent-based", BTRFS),
+    "delayed_allocation": Claim("yes", "allocation at writeback", BTRFS),
+    "deduplication": Claim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); no in-line "
+                        "dedup", "btrfs(5), ioctl_fideduperange(2)"),
+    "compression": Claim("yes", "mount -o compress=zlib|lzo|zstd (zstd since Linux 4.14)", BTRFS),
+    "reflinks": Claim("yes", "cp --reflink, FICLONE", BTRFS),
+    "fallocate": Claim("yes", "preallocated extents (a later overwrite of them is still CoW)", BTRFS),
+    "inline_small_files": Claim("yes", "files up to max_inline (default 2048 bytes) in the metadata tree",
+                             BTRFS),
+    "reserved_space": Claim("partial", "no root reserve; a global metadata reserve", BTRFS),
+    "direct_io": Claim("yes", "O_DIRECT (compressed or checksummed cases may fall back to buffered)",
+                    BTRFS),
+    "trim": Claim("yes", "fstrim; discard=async by default since Linux 6.2 on SSDs", BTRFS),
+    "tunable_block_size": Claim("partial", "sectorsize must match the page size; nodesize 4k..64k",
+                             "mkfs.btrfs(8)"),
+}

@@ -8,6 +8,7 @@ from fslab.system.proc import is_root, run
 class Tmpfs(Driver):
     name = fstype = "tmpfs"
     needs_device = False
+    dm_refusal = "has no block device"
 
     def available(self) -> Availability:
         if not is_root():

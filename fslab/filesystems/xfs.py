@@ -1,5 +1,6 @@
 """XFS on the host kernel."""
 from fslab.filesystems import register
+from fslab.filesystems.base import Claim
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, run
@@ -11,6 +12,8 @@ class Xfs(Driver):
     mkfs_tool = "mkfs.xfs"
     packages = ["xfsprogs"]
     min_bytes = 300 << 20     # xfsprogs >= 5.19 refuses smaller filesystems
+    grow_tool = "xfs_growfs"
+    claims = property(lambda self: {"xfs": CLAIMS})
 
     def mkfs_args(self, spec: FilesystemSpec) -> list[str]:
         return ["-f", "-q"]
@@ -23,3 +26,39 @@ class Xfs(Driver):
         r = run(["xfs_repair", "-n", inst.devices[0]], check=False, timeout=1800)
         return {"clean": r.returncode == 0, "exit": r.returncode,
                 "output": (r.stdout + r.stderr)[-4000:]}
+
+    def grow_command(self, inst: Instance) -> list[str] | None:
+        return ["xfs_growfs", str(inst.mountpoint)]
+
+
+# what the documentation claims (fslab/features/catalog.py lists the features)
+XFS = "xfs(5), mkfs.xfs(8)"
+CLAIMS = {
+    "data_checksums": Claim("no", "CRCs protect metadata only", XFS),
+    "metadata_checksums": Claim("yes", "crc=1, default since xfsprogs 3.2.3 (v5 format)", XFS),
+    "copy_on_write": Claim("partial", "only for shared (reflinked) extents; otherwise in place", XFS),
+    "journaling": Claim("yes", "metadata-only log (no data journaling)", XFS),
+    "snapshots": Claim("no", "none in the filesystem; xfs_freeze + LVM snapshots", "xfs_freeze(8)"),
+    "scrub": Claim("partial", "xfs_scrub checks metadata online (marked experimental); no data "
+                "checksums to heal from", "xfs_scrub(8)"),
+    "raid": Claim("no", "use md or LVM below it (mkfs.xfs reads their stripe geometry)", XFS),
+    "resilvering": Claim("no", "redundancy is md's job", XFS),
+    "online_grow": Claim("yes", "xfs_growfs, only while mounted", "xfs_growfs(8)"),
+    "online_shrink": Claim("no", "XFS cannot shrink", "xfs_growfs(8)"),
+    "max_file_size": Claim("yes", "8 EiB", XFS),
+    "max_volume_size": Claim("yes", "8 EiB", XFS),
+    "extents": Claim("yes", "B+tree extent maps", XFS),
+    "delayed_allocation": Claim("yes", "always on", XFS),
+    "deduplication": Claim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); needs "
+                        "reflink=1", "ioctl_fideduperange(2), mkfs.xfs(8)"),
+    "compression": Claim("no", "no transparent compression", XFS),
+    "reflinks": Claim("yes", "reflink=1, default since xfsprogs 5.1", "mkfs.xfs(8)"),
+    "fallocate": Claim("yes", "unwritten extents", "fallocate(2)"),
+    "inline_small_files": Claim("no", "only directories and symlinks live inline in the inode", XFS),
+    "reserved_space": Claim("partial", "no root reserve; a small internal reserve pool for metadata",
+                         "xfs_io(8) resblks"),
+    "direct_io": Claim("yes", "O_DIRECT", "open(2)"),
+    "trim": Claim("yes", "fstrim, or the discard mount option", "xfs(5), fstrim(8)"),
+    "tunable_block_size": Claim("yes", "mkfs.xfs -b size=512..65536 (mountable up to the page size)",
+                             "mkfs.xfs(8)"),
+}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import shutil
 import time
 from pathlib import Path
 
@@ -16,10 +18,13 @@ from fslab.system import state
 from fslab.system.fuse import abort_fuse
 from fslab.errors import StepFailed, TeardownFailed, TimedOut
 from fslab.filesystems import register
-from fslab.filesystems.base import Availability, Driver, Instance, drop_caches
+from fslab.filesystems.base import Claim
+from fslab.filesystems.base import Availability, Driver, Enable, Instance, drop_caches
 from fslab.system.proc import is_root, run, which
 from fslab.plan.profiles import parse_size
-from fslab.system.teardown import BUSY_CHECKS, stop_pid
+from fslab.filesystems.zfs_fuse_daemon import (ensure_fuse_daemon, fuse_daemon_pid,  # noqa: F401
+                                                pools_in_use, replace_hung_daemon, responsive,
+                                                stop_fuse_daemon_if_ours)
 
 _counter = 0
 # a zpool/zfs command of a teardown that takes longer means zfs-fuse is stuck (it can
@@ -52,118 +57,17 @@ def _module_installed() -> bool:
                                           timeout=30).ok
 
 
-def fuse_daemon_pid() -> int | None:
-    """The live zfs-fuse daemon (a killed one not yet reaped is a zombie: not it)."""
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        try:
-            if comm.read_text().strip() == "zfs-fuse":
-                stat = (comm.parent / "stat").read_text()
-                if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
-                    return int(comm.parent.name)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def responsive(timeout: float = 20) -> bool:
-    """Does the zfs-fuse daemon answer? (It can deadlock, e.g. on a damaged pool.)"""
-    try:
-        return run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=timeout).ok
-    except StepFailed:   # timed out
-        return False
-
-
-def restart_hung_daemon(pid: int) -> None:
-    """Kill a hung zfs-fuse that fslab started, and unmount what it left stale."""
-    if not daemon_is_ours(pid):
-        raise StepFailed(f"the zfs-fuse daemon (pid {pid}) does not respond and was not started "
-                         "by fslab: restart it (or kill it and run `fslab cleanup`)")
-    os.kill(pid, 9)
-    for _ in range(50):
-        if not Path(f"/proc/{pid}").exists():
-            break
-        time.sleep(0.1)
-    from fslab.system.mounts import mounts
-    stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
-    for mp in stale:
-        run(["umount", "-l", mp], check=False, timeout=30)
-    state.forget("daemon", "zfs-fuse")
-
-
-def ensure_fuse_daemon() -> bool:
-    """Start zfs-fuse if it is not running (or restart it if fslab's own hung).
-    True if this call started it."""
-    pid = fuse_daemon_pid()
-    if pid and responsive():
-        return False
-    if pid:
-        restart_hung_daemon(pid)
-    pidfile = state.state_dir() / "zfs-fuse.pid"
-    pidfile.unlink(missing_ok=True)
-    # --no-kstat-mount: do not leave a /zfs-kstat mount behind
-    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"])
-    for _ in range(100):
-        if pidfile.exists() and pidfile.read_text().strip():
-            pid = int(pidfile.read_text().strip())
-            state.forget("daemon", "zfs-fuse")   # a daemon of ours that died on its own
-            state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse", busy_check="zpool")
-            break
-        time.sleep(0.05)
-    else:
-        raise StepFailed("zfs-fuse did not start (no pid file)")
-    for _ in range(100):   # ready when zpool can talk to it
-        if run(["zpool", "list"], check=False, timeout=10).ok:
-            return True
-        time.sleep(0.1)
-    raise StepFailed("zfs-fuse started but zpool cannot reach it")
-
-
-def daemon_is_ours(pid: int) -> bool:
-    return any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
-               for e in state.entries())
-
-
-def replace_hung_daemon(why: str) -> str:
-    """Kill the zfs-fuse daemon fslab started and start a fresh one; the pools the old one
-    served are gone with it (created with cachefile=none: a new daemon imports none of
-    them), so their teardown is only their devices. Says what was done; raises
-    StepFailed if the daemon is not fslab's to kill."""
-    pid = fuse_daemon_pid()
-    if pid is None:
-        ensure_fuse_daemon()
-        return f"{why}; zfs-fuse had exited: started a fresh one (pid {fuse_daemon_pid()})"
-    restart_hung_daemon(pid)
-    ensure_fuse_daemon()
-    return f"{why}: killed zfs-fuse (pid {pid}) and started a fresh one (pid {fuse_daemon_pid()})"
-
-
-def pools_in_use() -> list[str]:
-    """Imported, healthy pools. Any of them means someone (another fslab with its
-    own state file, or the user) still needs the zfs-fuse daemon."""
-    r = run(["zpool", "list", "-H", "-o", "name,health"], check=False, timeout=60)
-    return [ln.split("\t")[0] for ln in r.stdout.splitlines()
-            if ln.strip() and not ln.endswith("FAULTED")]
-
-
-def stop_fuse_daemon_if_ours() -> None:
-    """Stop zfs-fuse when fslab started it and no live fslab process still has a pool."""
-    mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
-    if not mine:
-        return
-    if pools_in_use():
-        return
-    pid = mine[0]["daemon_pid"]
-    if Path(f"/proc/{pid}/comm").exists() and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
-        stop_pid(int(pid), timeout=30)
-    state.forget("daemon", "zfs-fuse")
-
-
 @register
 class Zfs(Driver):
     name = "zfs"
     fstype = "zfs"
     packages = ["zfs-fuse"]
     min_bytes = 128 << 20
+    dm_refusal = "pools are not on dm-flakey here"
+    checks_online = True          # check() is a scrub of the imported pool
+    metadata_scannable = False    # ZFS compresses metadata: names are not on the image
+    grow_tool = "zpool online -e"
+    claims = property(lambda self: {"zfs": KERNEL_CLAIMS, "zfs-fuse": FUSE_CLAIMS})
 
     def available(self) -> Availability:
         if not is_root():
@@ -216,7 +120,7 @@ class Zfs(Driver):
             if ensure_fuse_daemon():
                 inst.info["zfs_fuse_started_by_fslab"] = True
         _counter += 1
-        inst.pool = f"fslab{os.getpid()}x{_counter}"
+        inst.driver_data["pool"] = f"fslab{os.getpid()}x{_counter}"
         argv = ["zpool", "create", "-f", "-m", "none"]
         if "cachefile" not in inst.spec.pool_properties:
             argv += ["-o", "cachefile=none"]   # never re-imported behind fslab's back
@@ -225,55 +129,55 @@ class Zfs(Driver):
         for k, v in inst.spec.properties.items():
             argv += ["-O", f"{k}={v}"]
         argv += inst.spec.mkfs_options
-        argv.append(inst.pool)
+        argv.append(pool_of(inst))
         if len(inst.devices) > 1:
             argv.append("mirror")
         argv += inst.devices
-        state.note("zpool", inst.pool)
+        state.note("zpool", pool_of(inst))
         run(argv, timeout=600)
 
     def mount(self, inst: Instance) -> None:
-        if not zpool_imported(inst.pool):
+        if not zpool_imported(pool_of(inst)):
             self._import(inst)
         # mount options (e.g. atime=off) go as properties too; plain "-o" for zfs mount
-        current = run(["zfs", "get", "-H", "-o", "value", "mountpoint", inst.pool], check=False)
+        current = run(["zfs", "get", "-H", "-o", "value", "mountpoint", pool_of(inst)], check=False)
         if current.stdout.strip() != str(inst.mountpoint):
             # setting it again after an import remounts, which zfs-fuse may refuse as busy
-            run(["zfs", "set", f"mountpoint={inst.mountpoint}", inst.pool])
-        if not _zfs_mounted(inst.pool):
+            run(["zfs", "set", f"mountpoint={inst.mountpoint}", pool_of(inst)])
+        if not _zfs_mounted(pool_of(inst)):
             argv = ["zfs", "mount"]
             if inst.spec.mount_options:
                 argv += ["-o", ",".join(inst.spec.mount_options)]
-            run(argv + [inst.pool])
+            run(argv + [pool_of(inst)])
 
     def unmount(self, inst: Instance) -> None:
         self._through_daemon(inst, lambda: self._unmount(inst, TEARDOWN_TIMEOUT_S))
 
     def _unmount(self, inst: Instance, timeout: float) -> None:
-        if not (inst.pool and zpool_imported(inst.pool, timeout)):
+        if not (pool_of(inst) and zpool_imported(pool_of(inst), timeout)):
             return
         for i in range(8):   # zfs-fuse is briefly busy after the last close
-            if not _zfs_mounted(inst.pool, timeout) or run(["zfs", "umount", inst.pool],
+            if not _zfs_mounted(pool_of(inst), timeout) or run(["zfs", "umount", pool_of(inst)],
                                                             check=False, timeout=timeout).ok:
                 return
             time.sleep(0.25 * (i + 1))
-        run(["zfs", "umount", "-f", inst.pool], timeout=timeout)
+        run(["zfs", "umount", "-f", pool_of(inst)], timeout=timeout)
 
     def destroy(self, inst: Instance) -> None:
-        if inst.pool:
-            self._through_daemon(inst, lambda: destroy_zpool(inst.pool, timeout=TEARDOWN_TIMEOUT_S))
-            state.forget("zpool", inst.pool)
+        if pool_of(inst):
+            self._through_daemon(inst, lambda: destroy_zpool(pool_of(inst), timeout=TEARDOWN_TIMEOUT_S))
+            state.forget("zpool", pool_of(inst))
 
     def recover_after_hang(self, inst: Instance) -> str | None:
         """After a unit hung in the pool: if zfs-fuse no longer answers, or cannot tear
         the pool down in time, replace the daemon (only one fslab started)."""
-        if kernel_zfs() or not inst.pool:
+        if kernel_zfs() or not pool_of(inst):
             return None
         if not responsive(timeout=10):
             return self._escalate(inst, "zfs-fuse did not answer `zpool list` in 10 s")
         try:
             self._unmount(inst, 30)
-            destroy_zpool(inst.pool, timeout=30)
+            destroy_zpool(pool_of(inst), timeout=30)
         except TimedOut as e:
             return self._escalate(inst, f"zfs-fuse could not tear the pool down ({e})")
         except (StepFailed, RuntimeError):
@@ -304,7 +208,7 @@ class Zfs(Driver):
         except StepFailed as e:
             inst.info["zfs_daemon_hung"] = f"{why}; {e}"
             return inst.info["zfs_daemon_hung"]
-        return f"{done}; pool {inst.pool} forgotten with it"
+        return f"{done}; pool {pool_of(inst)} forgotten with it"
 
     def _import(self, inst: Instance) -> None:
         # import only from this instance's own devices: a directory of symlinks to them
@@ -314,17 +218,17 @@ class Zfs(Driver):
             link = ddir / os.path.basename(d)
             if not link.exists():
                 link.symlink_to(d)
-        run(["zpool", "import", "-d", str(ddir), inst.pool], timeout=300)
+        run(["zpool", "import", "-d", str(ddir), pool_of(inst)], timeout=300)
 
     def cold_cache(self, inst: Instance) -> dict:
         """Export and re-import the pool: ARC and vdev caches empty, page cache dropped."""
         run(["sync"])
-        run(["zpool", "export", inst.pool], timeout=300)
+        run(["zpool", "export", pool_of(inst)], timeout=300)
         drop_caches()
         self._import(inst)
         self.mount(inst)
         return {"method": "zpool export/import + drop_caches",
-                "mounted": _zfs_mounted(inst.pool)}
+                "mounted": _zfs_mounted(pool_of(inst))}
 
     def serving_daemon(self) -> tuple[str, int] | None:
         if load_kernel_module():
@@ -335,7 +239,7 @@ class Zfs(Driver):
     def keep_data_uncached(self, inst: Instance) -> str | None:
         if "primarycache" in inst.spec.properties:   # the plan chose: keep it
             return f"primarycache={inst.spec.properties['primarycache']} (as the plan set)"
-        run(["zfs", "set", "primarycache=metadata", inst.pool], timeout=120)
+        run(["zfs", "set", "primarycache=metadata", pool_of(inst)], timeout=120)
         return ("primarycache=metadata (no file data in the ARC: reads reach the vdevs, but a "
                 "small read fetches its whole record and prefetched data is not kept, so this "
                 "is ZFS without its read cache)")
@@ -343,21 +247,21 @@ class Zfs(Driver):
     def effective_options(self, inst: Instance) -> dict:
         info = {"implementation": self.implementation(),
                 "implementation_label": self.implementation_label()}
-        r = run(["zfs", "get", "-H", "-o", "property,value,source", "all", inst.pool], check=False)
+        r = run(["zfs", "get", "-H", "-o", "property,value,source", "all", pool_of(inst)], check=False)
         props = {}
         for line in r.stdout.splitlines():
             parts = line.split("\t")
             if len(parts) == 3:
                 props[parts[0]] = {"value": parts[1], "source": parts[2]}
         info["properties"] = props
-        r = run(["zpool", "get", "-H", "-o", "property,value", "all", inst.pool], check=False)
+        r = run(["zpool", "get", "-H", "-o", "property,value", "all", pool_of(inst)], check=False)
         info["pool_properties"] = dict(line.split("\t", 1) for line in r.stdout.splitlines()
                                        if "\t" in line)
         return info
 
     def capacity(self, inst: Instance) -> dict:
         info = super().capacity(inst)
-        fields = ["-o", "size,allocated,free,dedupratio", inst.pool]
+        fields = ["-o", "size,allocated,free,dedupratio", pool_of(inst)]
         r = run(["zpool", "list", "-Hp", *fields], check=False)
         if not r.ok:   # zfs-fuse's zpool has no -p: sizes come rounded, e.g. 36.2M
             r = run(["zpool", "list", "-H", *fields], check=False)
@@ -369,24 +273,174 @@ class Zfs(Driver):
 
     def check(self, inst: Instance) -> dict:
         """Scrub the pool and wait for it: {'clean': no errors, 'output': zpool status}."""
-        run(["zpool", "scrub", inst.pool], check=False, timeout=600)
+        run(["zpool", "scrub", pool_of(inst)], check=False, timeout=600)
         out = ""
         for _ in range(1200):
-            out = run(["zpool", "status", "-v", inst.pool], check=False).stdout
+            out = run(["zpool", "status", "-v", pool_of(inst)], check=False).stdout
             if "scrub in progress" not in out:
                 break
             time.sleep(0.25)
         clean = "No known data errors" in out and "DEGRADED" not in out
         return {"clean": clean, "output": out[-4000:]}
 
+    # --- quirks asked by suites and probes ----------------------------------------
+    def held(self, inst: Instance) -> bool:
+        return super().held(inst) or bool(pool_of(inst))
+
+    def used_bytes(self, inst: Instance, pool_level: bool = False) -> int:
+        """ZFS accounts at transaction-group sync, so poll until two readings agree. The
+        dataset's `used` counts compressed bytes; only the pool's `allocated` shows dedup
+        savings (`pool_level`). zfs-fuse has no `zpool -p`, so pool sizes are parsed from
+        the human form (3 significant digits; enough for MiB-sized checks)."""
+        pool = pool_of(inst)
+        read = ((lambda: parse_human(_zpool_get(pool, "allocated"))) if pool_level else
+                (lambda: int(run(["zfs", "get", "-Hp", "-o", "value", "used", pool]).stdout)))
+        last = -1
+        for _ in range(40):
+            now = read()
+            if now == last:
+                return now
+            last = now
+            time.sleep(0.5)
+        return last
+
+    def total_bytes(self, inst: Instance) -> int:
+        return parse_human(_zpool_get(pool_of(inst), "size"))
+
+    def error_counters(self, inst: Instance) -> dict:
+        return {"zpool": zpool_errors(pool_of(inst))}
+
+    def scrub(self, inst: Instance) -> dict | None:
+        res = self.check(inst)            # zpool scrub + wait + status
+        res["zpool"] = {k: v for k, v in zpool_errors(pool_of(inst)).items() if k != "status"}
+        return res
+
+    def export_for_offline(self, inst: Instance, check: bool = True) -> None:
+        """Export the pool, so nothing of it stays in the ARC."""
+        pool = pool_of(inst)
+        if pool and (check or zpool_imported(pool)):
+            run(["zpool", "export", pool], check=check, timeout=300)
+
+    def metadata_locations(self, inst: Instance, obj: int) -> list[tuple[int, int]]:
+        """Image offsets of every copy (DVA) of ZPL object `obj`'s data blocks, from `zdb -e`
+        on the exported pool. A mirror keeps each DVA at the same offset on every child."""
+        ddir = inst.workdir / f"zdb-{inst.label}"
+        shutil.rmtree(ddir, ignore_errors=True)     # only this instance's devices, never stale links
+        ddir.mkdir()
+        for d in inst.devices:
+            (ddir / os.path.basename(d)).symlink_to(d)
+        # zdb's "pool obj" means the MOS's object, not the file system's: dump everything and
+        # read the object from the ZPL dataset's section
+        r = run(["zdb", "-e", "-p", str(ddir), "-dddddd", pool_of(inst)], check=False, timeout=300)
+        zpl = r.stdout.split("[ZPL]", 1)[1] if "[ZPL]" in r.stdout else ""
+        out = []
+        for block in re.split(r"\n\s+Object\s+lvl[^\n]*\n", zpl)[1:]:
+            if int(block.split(None, 1)[0]) != obj:
+                continue
+            for line in block.splitlines():
+                if " L0 " in line:
+                    for m in re.finditer(r"\b0:([0-9a-f]+):([0-9a-f]+)\b", line.split(" L0 ", 1)[1]):
+                        off = ZFS_LABELS + int(m[1], 16)
+                        out += [(i, off) for i in range(len(inst.devices))]
+        return out
+
+    def grow_command(self, inst: Instance) -> list[str] | None:
+        return ["zpool", "online", "-e", pool_of(inst), inst.devices[0]]
+
+    def reopen_devices(self, inst: Instance) -> str | None:
+        inst.cold_cache()
+        return "zpool export/import"
+
+    def snapshots(self) -> bool:
+        return True
+
+    def snapshot(self, inst: Instance, name: str) -> str:
+        run(["zfs", "snapshot", f"{pool_of(inst)}@{name}"])
+        return f"zfs snapshot {pool_of(inst)}@{name}"
+
+    def read_snapshot(self, inst: Instance, name: str, relpath: str) -> tuple[bytes, str]:
+        # a clone, not .zfs/snapshot: zfs-fuse has no working .zfs directory
+        pool = pool_of(inst)
+        run(["zfs", "clone", f"{pool}@{name}", f"{pool}/{name}-clone"])
+        try:
+            data = (inst.mountpoint / f"{name}-clone" / relpath).read_bytes()
+        finally:
+            run(["zfs", "destroy", "-f", f"{pool}/{name}-clone"], check=False)
+        return data, "read back through zfs clone"
+
+    def compression_enable(self) -> Enable | None:
+        return Enable(properties={"compression": "on"})
+
+    def dedup_enable(self) -> Enable | None:
+        return Enable(properties={"dedup": "on"})
+
+    def keep_across_crash(self, inst: Instance) -> dict:
+        """keep=True: cleanup after a crash exports the pool, never destroys it."""
+        pool = pool_of(inst)
+        if pool:
+            state.forget("zpool", pool)
+            state.note("zpool", pool, keep=True)
+        return {"pool": pool}
+
+    def resume_kept(self, inst: Instance, journal: dict) -> None:
+        inst.driver_data["pool"] = pool = journal.get("pool")
+        if pool:
+            state.note("zpool", pool, keep=True)
+
+    def set_aside_kept(self, inst: Instance) -> None:
+        self.export_for_offline(inst, check=False)
+        if pool_of(inst):
+            state.forget("zpool", pool_of(inst))
+
     def session_end(self) -> None:
         if not load_kernel_module():
             stop_fuse_daemon_if_ours()
 
 
+def pool_of(inst: Instance) -> str | None:
+    """The instance's pool name, once mkfs (or a kept journal) gave it one."""
+    return inst.driver_data.get("pool")
+
+
 def _zfs_mounted(pool: str, timeout: float = 120) -> bool:
     r = run(["zfs", "get", "-H", "-o", "value", "mounted", pool], check=False, timeout=timeout)
     return r.stdout.strip() == "yes"
+
+
+ZFS_LABELS = 4 << 20     # a vdev's first 4 MiB: two labels and the boot block; DVAs start after
+
+
+def zpool_errors(pool: str) -> dict:
+    """Error counters of `zpool status -v`: the largest READ/WRITE/CKSUM over its rows
+    (zfs-fuse does not always roll leaf errors up to the pool row), bytes repaired,
+    and the 'errors:' line."""
+    r = run(["zpool", "status", "-v", pool], check=False)
+    counts = {"read": 0, "write": 0, "cksum": 0}
+    repaired = []
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and all(p.isdigit() for p in parts[2:5]):
+            for key, val in zip(counts, parts[2:5]):
+                counts[key] = max(counts[key], int(val))
+            if "repaired" in parts:
+                repaired.append(parts[parts.index("repaired") - 1])
+    errors = next((ln.split(":", 1)[1].strip() for ln in r.stdout.splitlines()
+                   if ln.strip().startswith("errors:")), "")
+    return {**counts, "repaired": repaired, "errors": errors, "status": r.stdout}
+
+
+def _zpool_get(pool: str, prop: str) -> str:
+    # `zpool list -H -o` works in zfs-fuse and OpenZFS alike (`zpool get -o` does not)
+    return run(["zpool", "list", "-H", "-o", prop, pool]).stdout.strip()
+
+
+def parse_human(text: str) -> int:
+    """'604K', '16.3M', '1.2G', '512' (zpool's binary suffixes) -> bytes."""
+    text = text.strip().rstrip("B")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+    if text and text[-1].upper() in scale:
+        return int(float(text[:-1]) * scale[text[-1].upper()])
+    return int(float(text))
 
 
 def zpool_imported(name: str, timeout: float = 60) -> bool:
@@ -427,5 +481,57 @@ def _zpool(e: dict) -> None:
     destroy_zpool(e["id"])
 
 
+# what the documentation claims (fslab/features/catalog.py lists the features)
+ZFS_FUSE = "zfs(8), zpool(8) of zfs-fuse 0.7.0"
+FUSE_CLAIMS = {
+    "data_checksums": Claim("yes", "checksum=on (fletcher4 in pool v23); sha256 optional", ZFS_FUSE),
+    "metadata_checksums": Claim("yes", "every block pointer carries its child's checksum", ZFS_FUSE),
+    "copy_on_write": Claim("yes", "always", ZFS_FUSE),
+    "journaling": Claim("no", "no journal: CoW transaction groups, plus the ZIL for sync writes",
+                     ZFS_FUSE),
+    "snapshots": Claim("yes", "zfs snapshot; in zfs-fuse the .zfs directory does not work, read "
+                    "snapshots through zfs clone", "zfs(8); /usr/share/doc/zfs-fuse/STATUS"),
+    "scrub": Claim("yes", "zpool scrub; self-heals with mirror/raidz or copies>1", ZFS_FUSE),
+    "raid": Claim("yes", "mirror, raidz1/2/3", ZFS_FUSE),
+    "resilvering": Claim("yes", "zpool replace/attach resilvers only allocated blocks", ZFS_FUSE),
+    "online_grow": Claim("yes", "zpool online -e (or autoexpand=on) after the device grows", ZFS_FUSE),
+    "online_shrink": Claim("no", "vdevs cannot shrink or be removed (pool v23)", ZFS_FUSE),
+    "max_file_size": Claim("yes", "16 EiB", ZFS_FUSE),
+    "max_volume_size": Claim("yes", "256 ZiB per pool (2^78 bytes)", ZFS_FUSE),
+    "extents": Claim("no", "not extents: variable-size blocks up to recordsize", ZFS_FUSE),
+    "delayed_allocation": Claim("yes", "allocation when the transaction group syncs", ZFS_FUSE),
+    "deduplication": Claim("yes", "in-line, dedup=on (pool v21+); the dedup table wants lots of RAM",
+                        ZFS_FUSE),
+    "compression": Claim("yes", "compression=on|lzjb|gzip-N|zle (no lz4/zstd before feature flags)",
+                      ZFS_FUSE),
+    "reflinks": Claim("no", "no block cloning before OpenZFS 2.2", ZFS_FUSE),
+    "fallocate": Claim("no", "fallocate(2) through FUSE is not implemented (EOPNOTSUPP)", ZFS_FUSE),
+    "inline_small_files": Claim("no", "embedded data needs feature flags (pool v5000)", ZFS_FUSE),
+    "reserved_space": Claim("partial", "the pool keeps a small share back for its own metadata",
+                         ZFS_FUSE),
+    "direct_io": Claim("partial", "O_DIRECT opens succeed, but data still goes through the ARC",
+                    ZFS_FUSE),
+    "trim": Claim("no", "no TRIM in pool v23 / zfs-fuse", ZFS_FUSE),
+    "tunable_block_size": Claim("yes", "recordsize=512..128K per dataset; ashift per vdev", ZFS_FUSE),
+}
 
-BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()]
+ZFS = "zfsprops(7), zpool-features(7), zpoolprops(7) of OpenZFS 2.x"
+KERNEL_CLAIMS = {
+    **FUSE_CLAIMS,
+    "data_checksums": Claim("yes", "checksum=on (fletcher4); sha256, sha512, skein, edonr, blake3 (2.2)",
+                         ZFS),
+    "snapshots": Claim("yes", "zfs snapshot; readable under .zfs/snapshot", ZFS),
+    "online_shrink": Claim("partial", "no vdev shrink; top-level mirror/single vdevs can be removed "
+                        "(device_removal, 0.8+)", "zpool-remove(8)"),
+    "compression": Claim("yes", "compression=on (lz4 since 0.6.5 default)|gzip-N|zle|zstd (2.0+)", ZFS),
+    "reflinks": Claim("partial", "block cloning, OpenZFS 2.2+ (feature@block_cloning); FICLONE works "
+                   "within one pool", "zpool-features(7)"),
+    "fallocate": Claim("partial", "mode 0 accepted since 0.8 but no space is reserved (CoW)",
+                    "OpenZFS 0.8 release notes"),
+    "inline_small_files": Claim("yes", "feature@embedded_data stores blocks that compress to <= 112 "
+                             "bytes in the block pointer", "zpool-features(7)"),
+    "direct_io": Claim("partial", "O_DIRECT bypasses the ARC only since 2.3 (direct=standard)", ZFS),
+    "trim": Claim("yes", "zpool trim, autotrim=on (0.8+)", "zpool-trim(8)"),
+    "tunable_block_size": Claim("yes", "recordsize=512..16M (large_blocks) per dataset; ashift per vdev",
+                             ZFS),
+}

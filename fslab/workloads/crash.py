@@ -38,8 +38,6 @@ from fslab.system.teardown import is_mounted
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
 KiB = 1024
-# filesystems with no block device of their own (or one dm cannot sit under)
-UNSUPPORTED = {"tmpfs": "has no block device", "zfs": "pools are not on dm-flakey here"}
 _DM_ENV = {**os.environ, "DM_DISABLE_UDEV": "1"}   # the guest runs no udev; dmsetup makes nodes
 
 
@@ -299,9 +297,13 @@ class Crash(Suite):
         return [Case(n, {"workload": n}, WORKLOADS[n], profile.min_image_bytes) for n in names]
 
     def supports(self, fs_name: str) -> str | None:
-        if fs_name in UNSUPPORTED:
-            return UNSUPPORTED[fs_name]
-        return flakey_available()
+        # a filesystem with no block device of its own (or one dm cannot sit under)
+        from fslab import filesystems
+        try:
+            refusal = filesystems.get(fs_name).dm_refusal
+        except FslabError:          # no driver of ours: flakey decides
+            refusal = None
+        return refusal or flakey_available()
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:

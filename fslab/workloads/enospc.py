@@ -34,7 +34,6 @@ import orjson
 
 from fslab.filesystems.base import Instance
 from fslab.plan.profiles import GiB, MiB, Profile, parse_size
-from fslab.system.proc import run
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
@@ -116,7 +115,7 @@ def full_disk(inst: Instance, fill: str, config: dict, seed: int,
     res["reclaimed_bytes"] = res["after_delete"]["avail_bytes"] - res["full"]["avail_bytes"]
     res["precious_ok"] = sum(_sha(Path(p)) == h for p, h in precious.items())
     res["precious_total"] = len(precious)
-    if inst.pool:               # zpool scrub runs on the imported pool
+    if inst.driver.checks_online:   # e.g. zpool scrub runs on the imported pool
         res["checker"] = inst.driver.check(inst)
     else:
         inst.unmount()
@@ -287,8 +286,7 @@ def _ops_when_full(root: Path, fill_paths: list[str], precious: dict[str, str]) 
 
 def sync_fs(inst: Instance) -> None:
     os.sync()
-    if inst.driver.name == "btrfs":
-        run(["btrfs", "filesystem", "sync", str(inst.mountpoint)], check=False)
+    inst.driver.sync_metadata(inst)
 
 
 def settle_capacity(inst: Instance) -> dict:

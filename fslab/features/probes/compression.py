@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fslab.features.probes.base import (Enable, MiB, Probe, ProbeResult, compressible_bytes,
                                         no_mechanism, used_bytes, write_file)
-from fslab.filesystems.base import Instance
+from fslab.filesystems.base import Driver, Instance
 from fslab.records import Measurement
 
 SIZE = 32 * MiB
@@ -15,12 +15,8 @@ class CompressionProbe(Probe):
     name = "compression"
     feature = "compression"
 
-    def enable(self, fs: str, impl: str) -> Enable | str:
-        if fs == "btrfs":
-            return Enable(mount_options=["compress=zstd"])
-        if fs == "zfs":
-            return Enable(properties={"compression": "on"})
-        return no_mechanism(fs, "transparent compression")
+    def enable(self, driver: Driver) -> Enable | str:
+        return driver.compression_enable() or no_mechanism(driver.name, "transparent compression")
 
     def check(self, inst: Instance) -> ProbeResult:
         before = used_bytes(inst)

@@ -10,7 +10,7 @@ import struct
 
 from fslab.features.probes.base import (Enable, MiB, Probe, ProbeResult, random_bytes,
                                         used_bytes, write_file)
-from fslab.filesystems.base import Instance
+from fslab.filesystems.base import Driver, Instance
 from fslab.records import Measurement
 
 SIZE = 16 * MiB
@@ -36,25 +36,26 @@ class DedupProbe(Probe):
     name = "dedup"
     feature = "deduplication"
 
-    def enable(self, fs: str, impl: str) -> Enable | str:
-        return Enable(properties={"dedup": "on"}) if fs == "zfs" else Enable()
+    def enable(self, driver: Driver) -> Enable | str:
+        return driver.dedup_enable() or Enable()
 
     def check(self, inst: Instance) -> ProbeResult:
         data = random_bytes(SIZE, seed=3)
         a, b = inst.mountpoint / "probe-a", inst.mountpoint / "probe-b"
         write_file(a, data)
-        one_copy = used_bytes(inst, pool_level=bool(inst.pool))
+        one_copy = used_bytes(inst, pool_level=True)
         write_file(b, data)
-        two_copies = used_bytes(inst, pool_level=bool(inst.pool))
-        how = "in-line (dedup=on)"
+        two_copies = used_bytes(inst, pool_level=True)
+        inline = inst.driver.dedup_enable()
+        how = f"in-line ({inline.describe()})" if inline else ""
         deduped = None
-        if not inst.pool:
+        if inline is None:
             how = "out-of-band (FIDEDUPERANGE)"
             try:
                 deduped = self._dedupe(a, b)
             except OSError as e:
                 return ProbeResult(False, f"FIDEDUPERANGE refused: {e.strerror}")
-        final = used_bytes(inst, pool_level=bool(inst.pool))
+        final = used_bytes(inst, pool_level=True)
         second_copy_cost = final - one_copy
         saved = SIZE - second_copy_cost
         ok = second_copy_cost < SIZE // 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fslab.system import fiemap
 from fslab.features.probes.base import Enable, Probe, ProbeResult, random_bytes, write_file
-from fslab.filesystems.base import Instance
+from fslab.filesystems.base import Driver, Instance
 
 SMALL = 100
 
@@ -13,10 +13,8 @@ class InlineProbe(Probe):
     name = "inline"
     feature = "inline_small_files"
 
-    def enable(self, fs: str, impl: str) -> Enable | str:
-        if fs == "ext4":
-            return Enable(mkfs_options=["-O", "inline_data"])   # opt-in, see ext4(5)
-        return Enable()
+    def enable(self, driver: Driver) -> Enable | str:
+        return driver.inline_data_enable()
 
     def check(self, inst: Instance) -> ProbeResult:
         path = inst.mountpoint / "probe-small"

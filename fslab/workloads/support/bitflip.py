@@ -29,7 +29,6 @@ import errno
 import os
 import random
 import re
-import shutil
 import struct
 import time
 from dataclasses import dataclass, field
@@ -141,67 +140,14 @@ def kmsg_since(marker: str, devices: list[str]) -> list[str]:
             if any(re.search(rf"\b{re.escape(n)}\b", ln) for n in names)]
 
 
-def btrfs_device_stats(mountpoint: str) -> dict[str, int]:
-    """Summed counters of `btrfs device stats` (write_io_errs, corruption_errs, ...)."""
-    r = run(["btrfs", "device", "stats", mountpoint], check=False)
-    totals: dict[str, int] = {}
-    for line in r.stdout.splitlines():
-        m = re.match(r"\[.*\]\.(\w+)\s+(\d+)", line.strip())
-        if m:
-            totals[m[1]] = totals.get(m[1], 0) + int(m[2])
-    return totals
-
-
-def zpool_cksum(pool: str) -> dict[str, Any]:
-    """Error counters of `zpool status -v`: the largest READ/WRITE/CKSUM over its rows
-    (zfs-fuse does not always roll leaf errors up to the pool row), bytes repaired,
-    and the 'errors:' line."""
-    r = run(["zpool", "status", "-v", pool], check=False)
-    counts = {"read": 0, "write": 0, "cksum": 0}
-    repaired = []
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and all(p.isdigit() for p in parts[2:5]):
-            for key, val in zip(counts, parts[2:5]):
-                counts[key] = max(counts[key], int(val))
-            if "repaired" in parts:
-                repaired.append(parts[parts.index("repaired") - 1])
-    errors = next((ln.split(":", 1)[1].strip() for ln in r.stdout.splitlines()
-                   if ln.strip().startswith("errors:")), "")
-    return {**counts, "repaired": repaired, "errors": errors, "status": r.stdout}
-
-
 def fs_reports(inst: Instance, marker: str) -> dict[str, Any]:
     """Everything the filesystem itself reported about errors since `marker`."""
-    rep: dict[str, Any] = {"kernel_log": kmsg_since(marker, inst.devices)}
-    if inst.driver.name == "btrfs":
-        rep["btrfs_device_stats"] = btrfs_device_stats(str(inst.mountpoint))
-    if inst.pool:
-        rep["zpool"] = zpool_cksum(inst.pool)
-    return rep
+    return {"kernel_log": kmsg_since(marker, inst.devices), **inst.driver.error_counters(inst)}
 
 
 def scrub(inst: Instance) -> dict[str, Any] | None:
     """Run the filesystem's online scrub, if it has one; None otherwise."""
-    if inst.driver.name == "btrfs":
-        r = run(["btrfs", "scrub", "start", "-B", str(inst.mountpoint)], check=False, timeout=1800)
-        text = r.stdout + r.stderr
-        res: dict[str, Any] = {"exit": r.returncode, "output": text}
-        for key in ("csum", "verify", "read", "super"):
-            m = re.search(rf"\b{key}=(\d+)", text)
-            if m:
-                res[f"{key}_errors"] = int(m[1])
-        for key in ("Corrected", "Uncorrectable", "Unverified"):
-            m = re.search(rf"{key}:\s+(\d+)", text)
-            if m:
-                res[key.lower()] = int(m[1])
-        res["clean"] = "no errors found" in text
-        return res
-    if inst.pool:
-        res = inst.driver.check(inst)            # zpool scrub + wait + status
-        res["zpool"] = {k: v for k, v in zpool_cksum(inst.pool).items() if k != "status"}
-        return res
-    return None
+    return inst.driver.scrub(inst)
 
 
 # --- the experiment ----------------------------------------------------------
@@ -230,7 +176,7 @@ class Experiment:
     copies: str                    # "one" or "all" on-disk copies of each damaged block
     seed: int
     log: Callable[[str], None]
-    zfs_metadata: bool = False     # opt-in: damage ZFS metadata located with zdb
+    zfs_metadata: bool = False     # opt-in: damage metadata not found by scanning (ZFS: zdb)
     nonce: bytes = b""
     victims: list[Victim] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
@@ -342,8 +288,7 @@ def _go_offline(ex: Experiment) -> None:
     """Unmount so every byte is on the image; ZFS: export, so nothing stays in the ARC."""
     os.sync()
     ex.inst.unmount()
-    if ex.inst.pool:
-        run(["zpool", "export", ex.inst.pool], timeout=300)
+    ex.inst.driver.export_for_offline(ex.inst)
 
 
 def _locate_and_flip(ex: Experiment) -> bool:
@@ -358,13 +303,14 @@ def _locate_and_flip(ex: Experiment) -> bool:
         _crosscheck_fiemap(ex)
         at, length = FLIP_AT, FLIP_LEN
         mask = 0xFF
-    elif ex.inst.pool:
+    elif not ex.inst.driver.metadata_scannable:
         # ZFS compresses metadata, so the names are not on the image: zdb can say where the
         # directory's blocks are (opt-in: damaged metadata once left zfs-fuse 0.7 deadlocked,
         # every zpool command hanging, which stops every other user of that daemon too)
         if ex.zfs_metadata:
             for v in ex.victims:
-                v.locations = zfs_object_blocks(ex.inst, v.obj)
+                v.locations = [Location(i, off)
+                               for i, off in ex.inst.driver.metadata_locations(ex.inst, v.obj)]
             ex.result["metadata_located_by"] = "zdb block pointers (DVAs) of the directory object"
         else:
             ex.result["metadata_located_by"] = ZFS_METADATA_OFF
@@ -401,61 +347,22 @@ def _locate_and_flip(ex: Experiment) -> bool:
 
 
 def _crosscheck_fiemap(ex: Experiment) -> None:
-    """Does the scan agree with the filesystem's own map? (btrfs: via btrfs-map-logical)."""
+    """Does the scan agree with the filesystem's own map (Driver.physical_locations)?"""
     checked = agree = 0
     for v in ex.victims:
         if v.fiemap_offset is None or not v.locations:
             continue
         checked += 1
         offsets = {(loc.image, loc.offset) for loc in v.locations}
-        if ex.inst.driver.name == "btrfs":
-            mapped = _btrfs_map_logical(ex.inst, v.fiemap_offset)
-            agree += bool(mapped) and mapped <= offsets
-        else:
-            agree += (0, v.fiemap_offset) in offsets
+        mapped = ex.inst.driver.physical_locations(ex.inst, v.fiemap_offset)
+        agree += bool(mapped) and mapped <= offsets
     ex.result["fiemap_crosscheck"] = {"checked": checked, "agree": agree}
 
 
 ZFS_METADATA_OFF = ("not attempted: ZFS compresses metadata, so directory names are not on the "
                     "image; locating the blocks with zdb is opt-in (zfs_metadata = true) because "
                     "zfs-fuse 0.7 deadlocked after its metadata was damaged here")
-ZFS_LABELS = 4 << 20     # a vdev's first 4 MiB: two labels and the boot block; DVAs start after
 ZFS_FLIP_AT = 32         # inside the block's (compressed) payload, not past its physical size
-
-
-def zfs_object_blocks(inst: Instance, obj: int) -> list[Location]:
-    """Image offsets of every copy (DVA) of ZPL object `obj`'s data blocks, from `zdb -e`
-    on the exported pool. A mirror keeps each DVA at the same offset on every child."""
-    ddir = inst.workdir / f"zdb-{inst.label}"
-    shutil.rmtree(ddir, ignore_errors=True)     # only this instance's devices, never stale links
-    ddir.mkdir()
-    for d in inst.devices:
-        (ddir / os.path.basename(d)).symlink_to(d)
-    # zdb's "pool obj" means the MOS's object, not the file system's: dump everything and
-    # read the object from the ZPL dataset's section
-    r = run(["zdb", "-e", "-p", str(ddir), "-dddddd", inst.pool], check=False, timeout=300)
-    zpl = r.stdout.split("[ZPL]", 1)[1] if "[ZPL]" in r.stdout else ""
-    out = []
-    for block in re.split(r"\n\s+Object\s+lvl[^\n]*\n", zpl)[1:]:
-        if int(block.split(None, 1)[0]) != obj:
-            continue
-        for line in block.splitlines():
-            if " L0 " in line:
-                for m in re.finditer(r"\b0:([0-9a-f]+):([0-9a-f]+)\b", line.split(" L0 ", 1)[1]):
-                    off = ZFS_LABELS + int(m[1], 16)
-                    out += [Location(i, off) for i in range(len(inst.devices))]
-    return out
-
-
-def _btrfs_map_logical(inst: Instance, logical: int) -> set[tuple[int, int]]:
-    """btrfs logical address -> {(image index, physical offset)} of every mirror."""
-    r = run(["btrfs-map-logical", "-l", str(logical), "-b", str(BLOCK), inst.devices[0]],
-            check=False, timeout=60)
-    out = set()
-    for m in re.finditer(r"physical (\d+) device (\S+)", r.stdout):
-        if m[2] in inst.devices:
-            out.add((inst.devices.index(m[2]), int(m[1])))
-    return out
 
 
 def _remount_and_read(ex: Experiment, expected: dict[str, Any]) -> None:
@@ -508,7 +415,7 @@ def _scrub_and_reread(ex: Experiment, expected: dict[str, Any]) -> None:
 
 def _fsck(ex: Experiment) -> None:
     """The offline checker, read-only (ZFS has none: its scrub above is the check)."""
-    if ex.inst.pool:
+    if ex.inst.driver.checks_online:
         ex.result["fsck"] = None
         return
     try:

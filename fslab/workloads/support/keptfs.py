@@ -20,12 +20,9 @@ from typing import Any
 
 import orjson
 
-from fslab.system import state
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
-from fslab.system.proc import run
 from fslab.targets.loop import LoopTarget
-from fslab.filesystems.zfs import zpool_imported
 
 
 class KeptImageTarget(LoopTarget):
@@ -65,16 +62,12 @@ class KeptFilesystem:
         inst = self.inst
         if self.resumed:
             inst.acquire()
-            inst.pool = self.journal.get("pool")
-            if inst.pool:
-                state.note("zpool", inst.pool, keep=True)
+            inst.driver.resume_kept(inst, self.journal)
             inst.made = True
         else:
             inst.mkfs()
-            if inst.pool:   # keep=True: cleanup after a crash exports it, never destroys it
-                state.forget("zpool", inst.pool)
-                state.note("zpool", inst.pool, keep=True)
-            self.journal.update(made=True, pool=inst.pool, image_bytes=inst.size_bytes)
+            self.journal.update(made=True, **inst.driver.keep_across_crash(inst),
+                                image_bytes=inst.size_bytes)
             self.save()
         inst.mount()
 
@@ -93,10 +86,7 @@ class KeptFilesystem:
         inst = self.inst
         try:
             inst.unmount()
-            if inst.pool and zpool_imported(inst.pool):
-                run(["zpool", "export", inst.pool], check=False, timeout=300)
-            if inst.pool:
-                state.forget("zpool", inst.pool)
+            inst.driver.set_aside_kept(inst)
         finally:
             inst.target.release()
             try:

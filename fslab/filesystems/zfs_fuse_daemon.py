@@ -1,0 +1,125 @@
+"""The zfs-fuse daemon: ZFS in user space, where this kernel has no zfs module.
+
+fslab starts it when a pool is needed and nothing runs it, notes it in the state
+file (so `fslab cleanup` stops it), replaces it when it hangs (only one fslab
+started) and stops it at the end of the run when no pool is left in use.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from fslab.errors import StepFailed
+from fslab.system import state
+from fslab.system.proc import run
+from fslab.system.teardown import BUSY_CHECKS, stop_pid
+
+
+def fuse_daemon_pid() -> int | None:
+    """The live zfs-fuse daemon (a killed one not yet reaped is a zombie: not it)."""
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "zfs-fuse":
+                stat = (comm.parent / "stat").read_text()
+                if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
+                    return int(comm.parent.name)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def responsive(timeout: float = 20) -> bool:
+    """Does the zfs-fuse daemon answer? (It can deadlock, e.g. on a damaged pool.)"""
+    try:
+        return run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=timeout).ok
+    except StepFailed:   # timed out
+        return False
+
+
+def restart_hung_daemon(pid: int) -> None:
+    """Kill a hung zfs-fuse that fslab started, and unmount what it left stale."""
+    if not daemon_is_ours(pid):
+        raise StepFailed(f"the zfs-fuse daemon (pid {pid}) does not respond and was not started "
+                         "by fslab: restart it (or kill it and run `fslab cleanup`)")
+    os.kill(pid, 9)
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.1)
+    from fslab.system.mounts import mounts
+    stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
+    for mp in stale:
+        run(["umount", "-l", mp], check=False, timeout=30)
+    state.forget("daemon", "zfs-fuse")
+
+
+def ensure_fuse_daemon() -> bool:
+    """Start zfs-fuse if it is not running (or restart it if fslab's own hung).
+    True if this call started it."""
+    pid = fuse_daemon_pid()
+    if pid and responsive():
+        return False
+    if pid:
+        restart_hung_daemon(pid)
+    pidfile = state.state_dir() / "zfs-fuse.pid"
+    pidfile.unlink(missing_ok=True)
+    # --no-kstat-mount: do not leave a /zfs-kstat mount behind
+    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"])
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            pid = int(pidfile.read_text().strip())
+            state.forget("daemon", "zfs-fuse")   # a daemon of ours that died on its own
+            state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse", busy_check="zpool")
+            break
+        time.sleep(0.05)
+    else:
+        raise StepFailed("zfs-fuse did not start (no pid file)")
+    for _ in range(100):   # ready when zpool can talk to it
+        if run(["zpool", "list"], check=False, timeout=10).ok:
+            return True
+        time.sleep(0.1)
+    raise StepFailed("zfs-fuse started but zpool cannot reach it")
+
+
+def daemon_is_ours(pid: int) -> bool:
+    return any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
+               for e in state.entries())
+
+
+def replace_hung_daemon(why: str) -> str:
+    """Kill the zfs-fuse daemon fslab started and start a fresh one; the pools the old one
+    served are gone with it (created with cachefile=none: a new daemon imports none of
+    them), so their teardown is only their devices. Says what was done; raises
+    StepFailed if the daemon is not fslab's to kill."""
+    pid = fuse_daemon_pid()
+    if pid is None:
+        ensure_fuse_daemon()
+        return f"{why}; zfs-fuse had exited: started a fresh one (pid {fuse_daemon_pid()})"
+    restart_hung_daemon(pid)
+    ensure_fuse_daemon()
+    return f"{why}: killed zfs-fuse (pid {pid}) and started a fresh one (pid {fuse_daemon_pid()})"
+
+
+def pools_in_use() -> list[str]:
+    """Imported, healthy pools. Any of them means someone (another fslab with its
+    own state file, or the user) still needs the zfs-fuse daemon."""
+    r = run(["zpool", "list", "-H", "-o", "name,health"], check=False, timeout=60)
+    return [ln.split("\t")[0] for ln in r.stdout.splitlines()
+            if ln.strip() and not ln.endswith("FAULTED")]
+
+
+def stop_fuse_daemon_if_ours() -> None:
+    """Stop zfs-fuse when fslab started it and no live fslab process still has a pool."""
+    mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
+    if not mine:
+        return
+    if pools_in_use():
+        return
+    pid = mine[0]["daemon_pid"]
+    if Path(f"/proc/{pid}/comm").exists() and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
+        stop_pid(int(pid), timeout=30)
+    state.forget("daemon", "zfs-fuse")
+
+
+BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()]
