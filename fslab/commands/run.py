@@ -1,10 +1,8 @@
 """`fslab run`: provision, measure, store; then print the per-workload summary and verdicts."""
 from __future__ import annotations
 
-import os
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +14,7 @@ from fslab.system import state, teardown
 from fslab.commands._common import ResultsOpt, console, results_dir
 from fslab.errors import FslabError
 from fslab.system.proc import is_root
+from fslab.run.session import scratch_dir, tmp_base
 from fslab.store import open_store
 
 
@@ -160,7 +159,7 @@ def run(
     if (few := too_few_rounds(the_plan)):
         console.print(f"[yellow]note:[/] {few}")
     from fslab.run.scheduler import execute, finish_run
-    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
+    wd = Path(workdir) if workdir else scratch_dir("fslab-")
     state.note("dir", str(wd)) if not workdir else None
     try:
         out = execute(the_plan, store, run_id, make_target=lambda: make_target(wd), workdir=wd,
@@ -221,11 +220,6 @@ def _apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | 
         if not any(f.name == "raw" for f in the_plan.filesystem):
             the_plan.filesystem.append(plans.FilesystemSpec(name="raw"))
     the_plan.source_text = plans.to_toml(the_plan)
-
-
-def _tmp_base() -> str:
-    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
-    return str(base)
 
 
 def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
@@ -312,7 +306,7 @@ def _target_factory(target, device, destroy_data, mountpoint, workdir, the_plan)
         from fslab.targets.loop import LoopTarget, backing_device_of
 
         def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
-        info = {"kind": "loop", "backing": backing_device_of(str(workdir or _tmp_base()))}
+        info = {"kind": "loop", "backing": backing_device_of(str(workdir or tmp_base()))}
         return make, None, info
     if target == "device":
         from fslab.targets.blockdev import DeviceTarget

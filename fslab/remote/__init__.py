@@ -10,7 +10,6 @@ fio's "All clients" sum is stored as host "all". See docs/multihost.md.
 from __future__ import annotations
 
 import shlex
-import signal
 import sys
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.scheduler import Outcome, finish_run
+from fslab.run.session import sigterm_as_interrupt
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -52,11 +52,10 @@ def run_on_hosts(plan: Plan, store: Store, hosts_path: Path | None, *, console: 
                   f"results in {store.root}")
     sessions = _open_sessions(hosts, sorted({f.name for f in plan.filesystem}), store, run_id,
                               console)
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)   # same path as Ctrl-C
     try:
-        tally = _execute(plan, store, run_id, hosts, sessions, units, console)
+        with sigterm_as_interrupt():
+            tally = _execute(plan, store, run_id, hosts, sessions, units, console)
     finally:
-        signal.signal(signal.SIGTERM, old)
         _close_sessions(sessions, console)
     finish_run(store, run_id, tally, console)
     from fslab.remote.report import print_host_summary
