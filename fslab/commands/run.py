@@ -2,19 +2,17 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from fslab import plan as plans
-from fslab.system import environment
 from fslab.system import state, teardown
 from fslab.commands._common import ResultsOpt, console, results_dir
 from fslab.errors import FslabError
 from fslab.system.proc import is_root
-from fslab.run.session import scratch_dir, tmp_base
+from fslab.run.session import create_run, run_environment, scratch_dir, tmp_base
 from fslab.store import open_store
 
 
@@ -115,10 +113,8 @@ def run(
     if target == "guest":
         from fslab.guest import run_in_guest
         # filesystem tools are the guest's: the runner records them after the merge
-        run_id = resume or store.create_run(the_plan.source_text, environment.capture(
-            [], {"kind": "guest"}) | {
-                "page_cache": the_plan.page_cache}, name=the_plan.run.name,
-            command=shlex.join(["fslab", *sys.argv[1:]]), profile=the_plan.run.profile)
+        run_id = resume or create_run(store, the_plan,
+                                      run_environment(the_plan, [], {"kind": "guest"}))
         console.print(f"run [bold]{run_id}[/] (guest)")
         run_in_guest(the_plan, store, run_id, console)
         _after(store, run_id)
@@ -135,15 +131,10 @@ def run(
         the_plan.filesystem = [FilesystemSpec(name=fstype, variant="existing")]
     teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
     if not resume:
-        env = environment.capture([f.name for f in the_plan.filesystem], target_info)
-        env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
-                          "description": the_plan.profile.description}
-        env["page_cache"] = the_plan.page_cache
+        env = run_environment(the_plan, [f.name for f in the_plan.filesystem], target_info)
         if environment_of(the_plan):
             env["job_files"] = environment_of(the_plan)
-        run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
-                                  command=shlex.join(["fslab", *sys.argv[1:]]),
-                                  profile=the_plan.run.profile)
+        run_id = create_run(store, the_plan, env)
     else:
         store.set_status(run_id, "running")
     console.print(f"run [bold]{run_id}[/]: {', '.join(f.label for f in the_plan.filesystem)} × "

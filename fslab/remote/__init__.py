@@ -9,14 +9,11 @@ fio's "All clients" sum is stored as host "all". See docs/multihost.md.
 """
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fslab.system import environment
 from fslab.system import teardown
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
@@ -25,7 +22,7 @@ from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.scheduler import Outcome, finish_run
-from fslab.run.session import sigterm_as_interrupt
+from fslab.run.session import create_run, run_environment, sigterm_as_interrupt
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -90,14 +87,10 @@ def _fio_units(plan: Plan):
 
 
 def _create_run(plan: Plan, store: Store, hosts: HostsFile) -> str:
-    env = environment.capture([f.name for f in plan.filesystem], {"kind": "hosts"})
-    env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
-                      "description": plan.profile.description}
+    env = run_environment(plan, [f.name for f in plan.filesystem], {"kind": "hosts"})
     env["multihost"] = {"mode": hosts.mode, "hosts_toml": _hosts_text(hosts),
                         "hosts": {h.name: {"spec": h.model_dump()} for h in hosts.host}}
-    return store.create_run(plan.source_text, env, name=plan.run.name,
-                            command=shlex.join(["fslab", *sys.argv[1:]]),
-                            profile=plan.run.profile)
+    return create_run(store, plan, env)
 
 
 def _hosts_text(hosts: HostsFile) -> str:

@@ -1,19 +1,25 @@
 """Run-wide behaviours shared by every way a run executes (local scheduler, guest, hosts).
 
-Written once here so the three executors cannot drift: SIGTERM stops a run the way
-Ctrl-C does, scratch directories live in one place, and every driver used gets its
-session end (e.g. the zfs-fuse daemon is stopped) even after failures.
+Written once here so the three executors cannot drift: every run records the same
+environment (profile, page-cache policy), SIGTERM stops a run the way Ctrl-C does,
+scratch directories live in one place, and every driver used gets its session end
+(e.g. the zfs-fuse daemon is stopped) even after failures.
 """
 from __future__ import annotations
 
 import os
+import shlex
 import signal
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from fslab import filesystems
+from fslab.plan import Plan
+from fslab.store import Store
+from fslab.system import environment
 
 
 def _interrupt(signum, frame):
@@ -49,3 +55,20 @@ def end_driver_sessions(names: Iterable[str], on_error: Callable[[str], None]) -
                 end()
             except Exception as e:
                 on_error(f"{name} session end: {e}")
+
+
+def run_environment(plan: Plan, fs_names: list[str], target: dict) -> dict:
+    """What every run records of where and how it ran: the host, its tools for `fs_names`,
+    the target, the profile and the page-cache policy."""
+    env = environment.capture(fs_names, target)
+    env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
+                      "description": plan.profile.description}
+    env["page_cache"] = plan.page_cache
+    return env
+
+
+def create_run(store: Store, plan: Plan, env: dict) -> str:
+    """A new run row for `plan`, with the command line that started it."""
+    return store.create_run(plan.source_text, env, name=plan.run.name,
+                            command=shlex.join(["fslab", *sys.argv[1:]]),
+                            profile=plan.run.profile)
