@@ -1,21 +1,18 @@
 """`fslab run`: provision, measure, store; then print the per-workload summary and verdicts."""
 from __future__ import annotations
 
-import os
 import shlex
-import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from fslab import plan as plans
-from fslab.system import environment
 from fslab.system import state, teardown
 from fslab.commands._common import ResultsOpt, console, results_dir
 from fslab.errors import FslabError
 from fslab.system.proc import is_root
+from fslab.run.session import create_run, run_environment, scratch_dir, tmp_base
 from fslab.store import open_store
 
 
@@ -116,10 +113,8 @@ def run(
     if target == "guest":
         from fslab.guest import run_in_guest
         # filesystem tools are the guest's: the runner records them after the merge
-        run_id = resume or store.create_run(the_plan.source_text, environment.capture(
-            [], {"kind": "guest"}) | {
-                "page_cache": the_plan.page_cache}, name=the_plan.run.name,
-            command=shlex.join(["fslab", *sys.argv[1:]]), profile=the_plan.run.profile)
+        run_id = resume or create_run(store, the_plan,
+                                      run_environment(the_plan, [], {"kind": "guest"}))
         console.print(f"run [bold]{run_id}[/] (guest)")
         run_in_guest(the_plan, store, run_id, console)
         _after(store, run_id)
@@ -136,15 +131,10 @@ def run(
         the_plan.filesystem = [FilesystemSpec(name=fstype, variant="existing")]
     teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
     if not resume:
-        env = environment.capture([f.name for f in the_plan.filesystem], target_info)
-        env["profile"] = {"name": the_plan.profile.name, "scaled": the_plan.profile.scaled,
-                          "description": the_plan.profile.description}
-        env["page_cache"] = the_plan.page_cache
+        env = run_environment(the_plan, [f.name for f in the_plan.filesystem], target_info)
         if environment_of(the_plan):
             env["job_files"] = environment_of(the_plan)
-        run_id = store.create_run(the_plan.source_text, env, name=the_plan.run.name,
-                                  command=shlex.join(["fslab", *sys.argv[1:]]),
-                                  profile=the_plan.run.profile)
+        run_id = create_run(store, the_plan, env)
     else:
         store.set_status(run_id, "running")
     console.print(f"run [bold]{run_id}[/]: {', '.join(f.label for f in the_plan.filesystem)} × "
@@ -160,7 +150,7 @@ def run(
     if (few := too_few_rounds(the_plan)):
         console.print(f"[yellow]note:[/] {few}")
     from fslab.run.scheduler import execute, finish_run
-    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="fslab-", dir=_tmp_base()))
+    wd = Path(workdir) if workdir else scratch_dir("fslab-")
     state.note("dir", str(wd)) if not workdir else None
     try:
         out = execute(the_plan, store, run_id, make_target=lambda: make_target(wd), workdir=wd,
@@ -221,11 +211,6 @@ def _apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | 
         if not any(f.name == "raw" for f in the_plan.filesystem):
             the_plan.filesystem.append(plans.FilesystemSpec(name="raw"))
     the_plan.source_text = plans.to_toml(the_plan)
-
-
-def _tmp_base() -> str:
-    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
-    return str(base)
 
 
 def _build_plan(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
@@ -312,7 +297,7 @@ def _target_factory(target, device, destroy_data, mountpoint, workdir, the_plan)
         from fslab.targets.loop import LoopTarget, backing_device_of
 
         def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
-        info = {"kind": "loop", "backing": backing_device_of(str(workdir or _tmp_base()))}
+        info = {"kind": "loop", "backing": backing_device_of(str(workdir or tmp_base()))}
         return make, None, info
     if target == "device":
         from fslab.targets.blockdev import DeviceTarget

@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import tarfile
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from fslab.guest.merge import merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
 from fslab.plan.profiles import GiB, MiB, parse_size
+from fslab.run.session import scratch_dir, sigterm_as_interrupt
 from fslab.store import Store
 
 GUEST_RESULTS = "/data/results"
@@ -62,10 +61,6 @@ def data_disk_bytes(plan: Plan) -> int:
         largest = max(largest, size * spec.devices)
     size = max(16 * GiB, 3 * largest + 4 * GiB)
     return -(-size // MiB) * MiB   # whole MiB: cache=none (O_DIRECT) needs aligned sizes
-
-
-def _tmp_base() -> Path:
-    return Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
 
 
 def _copy_source(dest: Path) -> None:
@@ -102,7 +97,7 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
                   "image": image.describe()}
     store.update_environment(run_id, {"guest": guest_info, "target": {"kind": "guest"}})
 
-    work = Path(tempfile.mkdtemp(prefix="fslab-guest-", dir=_tmp_base()))
+    work = scratch_dir("fslab-guest-")
     state.note("dir", str(work))   # until the guest owns it: a failed setup leaves nothing
     try:
         guest = _prepare(plan, image, verdict["accel"], work, store.run_dir(run_id) / label,
@@ -113,53 +108,48 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         raise
     status = "failed"
     t0 = time.monotonic()
-    old_term = signal.signal(signal.SIGTERM, _interrupt)   # SIGTERM: same clean stop as Ctrl-C
-    try:
-        log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
-            f"{guest.memory_mib} MiB); console log {guest.console_log}")
-        guest.start()
-        rc = guest.wait(timeout=timeout_s)
-        if rc is None:
-            raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
-                             "(FSLAB_GUEST_TIMEOUT)")
-        seconds = round(time.monotonic() - t0, 1)
-        job = work / "job"
-        status_file = job / "out" / "status.json"
-        if not status_file.exists():
-            tail = "\n".join(guest.lines[-15:])
-            raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
-                             f"last console lines:\n{tail}")
-        gstatus = json.loads(status_file.read_text())
-        results_tar = job / "out" / "results.tar"
-        if not results_tar.exists():
-            raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
-        with tarfile.open(results_tar) as tar:
-            # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
-            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            tar.extractall(work / "out", **safe)
-        merged = merge(store, run_id, work / "out" / "results", label)
-        store.update_environment(run_id, {
-            "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
-                      "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
-                      "environment": merged["environment"]},
-            # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
-            "tools": merged["environment"].get("tools", {}),
-            "filesystems": merged["environment"].get("filesystems", {})})
-        status = merged["status"] if merged["status"] != "running" else "failed"
-        log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
-            f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        guest.stop()                      # also removes `work` (the guest's scratch)
-        state.forget("dir", str(work))
-        signal.signal(signal.SIGTERM, old_term)
-        store.set_status(run_id, status)
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+    with sigterm_as_interrupt():   # SIGTERM: same clean stop as Ctrl-C
+        try:
+            log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
+                f"{guest.memory_mib} MiB); console log {guest.console_log}")
+            guest.start()
+            rc = guest.wait(timeout=timeout_s)
+            if rc is None:
+                raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
+                                 "(FSLAB_GUEST_TIMEOUT)")
+            seconds = round(time.monotonic() - t0, 1)
+            job = work / "job"
+            status_file = job / "out" / "status.json"
+            if not status_file.exists():
+                tail = "\n".join(guest.lines[-15:])
+                raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
+                                 f"last console lines:\n{tail}")
+            gstatus = json.loads(status_file.read_text())
+            results_tar = job / "out" / "results.tar"
+            if not results_tar.exists():
+                raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
+            with tarfile.open(results_tar) as tar:
+                # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                tar.extractall(work / "out", **safe)
+            merged = merge(store, run_id, work / "out" / "results", label)
+            store.update_environment(run_id, {
+                "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
+                          "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
+                          "environment": merged["environment"]},
+                # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
+                "tools": merged["environment"].get("tools", {}),
+                "filesystems": merged["environment"].get("filesystems", {})})
+            status = merged["status"] if merged["status"] != "running" else "failed"
+            log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
+                f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            guest.stop()                      # also removes `work` (the guest's scratch)
+            state.forget("dir", str(work))
+            store.set_status(run_id, status)
 
 
 def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,

@@ -9,15 +9,11 @@ fio's "All clients" sum is stored as host "all". See docs/multihost.md.
 """
 from __future__ import annotations
 
-import shlex
-import signal
-import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fslab.system import environment
 from fslab.system import teardown
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
@@ -26,6 +22,7 @@ from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.scheduler import Outcome, finish_run
+from fslab.run.session import create_run, run_environment, sigterm_as_interrupt
 from fslab.store import Store
 
 __all__ = ["run_on_hosts"]
@@ -52,11 +49,10 @@ def run_on_hosts(plan: Plan, store: Store, hosts_path: Path | None, *, console: 
                   f"results in {store.root}")
     sessions = _open_sessions(hosts, sorted({f.name for f in plan.filesystem}), store, run_id,
                               console)
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)   # same path as Ctrl-C
     try:
-        tally = _execute(plan, store, run_id, hosts, sessions, units, console)
+        with sigterm_as_interrupt():
+            tally = _execute(plan, store, run_id, hosts, sessions, units, console)
     finally:
-        signal.signal(signal.SIGTERM, old)
         _close_sessions(sessions, console)
     finish_run(store, run_id, tally, console)
     from fslab.remote.report import print_host_summary
@@ -91,14 +87,10 @@ def _fio_units(plan: Plan):
 
 
 def _create_run(plan: Plan, store: Store, hosts: HostsFile) -> str:
-    env = environment.capture([f.name for f in plan.filesystem], {"kind": "hosts"})
-    env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
-                      "description": plan.profile.description}
+    env = run_environment(plan, [f.name for f in plan.filesystem], {"kind": "hosts"})
     env["multihost"] = {"mode": hosts.mode, "hosts_toml": _hosts_text(hosts),
                         "hosts": {h.name: {"spec": h.model_dump()} for h in hosts.host}}
-    return store.create_run(plan.source_text, env, name=plan.run.name,
-                            command=shlex.join(["fslab", *sys.argv[1:]]),
-                            profile=plan.run.profile)
+    return create_run(store, plan, env)
 
 
 def _hosts_text(hosts: HostsFile) -> str:

@@ -16,6 +16,7 @@ from fslab.errors import StepFailed
 from fslab.filesystems.base import Instance
 from fslab.plan import FilesystemSpec
 from fslab.remote.server import FioServer
+from fslab.run.session import end_driver_sessions
 from fslab.targets.loop import LoopTarget
 
 
@@ -89,13 +90,7 @@ class LocalHost:
                 self.release(label)
             except Exception as e:
                 errors.append(f"{label}: {e}")
-        for name in self.drivers_used:
-            end = getattr(filesystems.get(name), "session_end", None)
-            if end:
-                try:
-                    end()
-                except Exception as e:
-                    errors.append(f"{name} session end: {e}")
+        end_driver_sessions(self.drivers_used, errors.append)
         try:
             self.workdir.rmdir()      # only if empty: never a user's files
         except OSError:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import signal
 import time
 import traceback
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from fslab import filesystems, workloads
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import FilesystemSpec, Plan
 from fslab.records import UnitKey, canonical_params, stamp
+from fslab.run.session import end_driver_sessions, sigterm_as_interrupt
 from fslab.store import Store
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
 
@@ -114,14 +114,6 @@ def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> Non
         raise typer.Exit(130)
 
 
-class _Terminate(Exception):
-    pass
-
-
-def _on_sigterm(signum, frame):
-    raise KeyboardInterrupt   # same clean teardown path as Ctrl-C
-
-
 def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
             workdir: Path, console: Console, mountpoint_dir: Path | None = None,
             host: str = "localhost") -> Outcome:
@@ -134,13 +126,12 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     out = Outcome(skipped=len(units) - len(todo))
     if out.skipped:
         console.print(f"resuming: {out.skipped} of {len(units)} units already done")
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
     drivers_used = set() if mountpoint_dir else {spec.name for spec, _, _ in pairs}
     seen_variants: set[str] = set()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     try:
-        with Progress(*columns, console=console, transient=False) as bar:
+        with sigterm_as_interrupt(), Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task("starting", total=len(todo))
             count = 0
 
@@ -178,20 +169,13 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     except KeyboardInterrupt:
         out.interrupted = True
     finally:
-        signal.signal(signal.SIGTERM, old)
         # anything a failed teardown left (e.g. a busy pool) gets another, final try
         import os
         from fslab.system import teardown
         _, failed = teardown.cleanup(owner=os.getpid())
         for f in failed:
             console.print(f"[red]could not tear down[/] {f}; run `fslab cleanup`")
-        for name in drivers_used:
-            end = getattr(filesystems.get(name), "session_end", None)
-            if end:
-                try:
-                    end()
-                except Exception as e:
-                    console.print(f"[yellow]warning:[/] {name} session end: {e}")
+        end_driver_sessions(drivers_used, lambda e: console.print(f"[yellow]warning:[/] {e}"))
     return out
 
 
