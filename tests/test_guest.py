@@ -101,8 +101,9 @@ def test_crash_suite_explains_itself_without_dm_flakey():
     why = flakey_available()
     if why is None:
         pytest.skip("this kernel has dm-flakey")
-    assert "--target guest" in Crash().supports("ext4")
-    assert Crash().supports("tmpfs")
+    from fslab import filesystems
+    assert "--target guest" in Crash().supports(filesystems.get("ext4"))
+    assert Crash().supports(filesystems.get("tmpfs"))
 
 
 def test_merge_rewrites_run_host_and_artifacts(tmp_path):

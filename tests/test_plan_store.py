@@ -78,6 +78,17 @@ def test_rounds_are_interleaved_seeded_and_complete():
     assert [u.key for u in again] == [u.key for u in units]   # reproducible from the seed
 
 
+def test_suites_that_write_files_skip_the_bare_device_with_a_reason():
+    from fslab.run.scheduler import plan_pairs
+    p = plans.from_cli(["ext4", "raw"], ["fio", "tasks", "capacity", "smallfiles"], "smoke", 1, 42)
+    pairs, notes = plan_pairs(p, host="elsewhere")   # no availability check: needs no root
+    by_fs = Counter((spec.name, suite.name) for spec, suite, _ in pairs)
+    assert {s for fs, s in by_fs if fs == "raw"} == {"fio"}
+    assert {s for fs, s in by_fs if fs == "ext4"} == {"fio", "tasks", "capacity", "smallfiles"}
+    assert "tasks skipped on raw: needs a filesystem (task 01 is mkfs)" in notes
+    assert "capacity skipped on raw: has no filesystem to measure" in notes
+
+
 def test_paper_profile_is_s2_exact_and_smoke_is_scaled():
     spec = plans.SuiteSpec(kind="fio")
     paper = {c.name: c.config for c in FioSuite().cases(spec, PROFILES["paper"])}

@@ -89,6 +89,7 @@ class Driver(ABC):
     mkfs_tool: str | None = None
     packages: list[str] = []     # Debian packages providing its tools
     needs_device: bool = True
+    holds_files: bool = True     # False: the bare device (raw), no files to write
     min_bytes: int = 0           # smallest image mkfs accepts
     # filesystem-specific kernel interfaces a workload may need (e.g. fio's e4defrag engine)
     ioctls: frozenset[str] = frozenset()

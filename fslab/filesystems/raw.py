@@ -21,6 +21,7 @@ from fslab.system.proc import first_line, is_root, run, which
 class Raw(Driver):
     name = "raw"
     fstype = "none"
+    holds_files = False
     packages = ["fio"]
 
     def available(self) -> Availability:

@@ -78,7 +78,7 @@ def plan_pairs(plan: Plan, host: str = "localhost", existing: bool = False,
             notes.append(f"{spec.label} skipped: not available here ({avail.why})")
             continue
         for sspec, suite in suites:
-            why = suite.supports(spec.name)
+            why = suite.supports(driver)
             if why:
                 notes.append(f"{suite.name} skipped on {spec.label}: {why}")
                 continue

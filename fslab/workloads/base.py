@@ -88,8 +88,10 @@ class UnitContext:
 class Suite(ABC):
     name: str = "?"
     description: str = ""
-    #: filesystems this suite can measure; None = any driver. "raw" = the bare device.
     needs_root: bool = True
+    #: set when the suite writes or inspects files: it then skips a driver without any
+    #: (the bare device), saying this
+    needs_files: str | None = None
 
     @abstractmethod
     def cases(self, spec: SuiteSpec, profile: Profile) -> list[Case]:
@@ -116,9 +118,10 @@ class Suite(ABC):
                              f"{', '.join(map(repr, workloads))}")
         return o, names
 
-    def supports(self, fs_name: str) -> str | None:
-        """None if this suite can run on fs_name, else why not (the unit is skipped)."""
-        return None
+    def supports(self, driver: Driver) -> str | None:
+        """None if this suite can run on this driver's filesystem, else why not (its units
+        are skipped)."""
+        return self.needs_files if self.needs_files and not driver.holds_files else None
 
     def refuses(self, case: Case, driver: Driver, fs_label: str) -> str | None:
         """None if this case can run on this filesystem, else one line saying why not

@@ -86,14 +86,12 @@ def space_measurements(before: dict, after: dict, logical_bytes: int) -> list[Me
 @register
 class CapacitySuite(Suite):
     name = "capacity"
+    needs_files = "has no filesystem to measure"
     description = "S3 partition capacity after mkfs: available blocks / raw partition blocks"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         return [Case("capacity", {"partition_bytes": S3_PARTITION_BYTES},
                      image_bytes=S3_PARTITION_BYTES)]
-
-    def supports(self, fs_name: str) -> str | None:
-        return "has no filesystem to measure" if fs_name == "raw" else None
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         with self.mounted(ctx, case) as (path, inst):

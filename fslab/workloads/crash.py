@@ -28,7 +28,7 @@ import orjson
 
 from fslab.system import state
 from fslab.errors import FslabError, StepFailed, TeardownFailed
-from fslab.filesystems.base import Instance, drop_caches
+from fslab.filesystems.base import Driver, Instance, drop_caches
 from fslab.plan import SuiteSpec
 from fslab.plan.profiles import Profile
 from fslab.system.proc import run, which
@@ -296,14 +296,9 @@ class Crash(Suite):
                              f"known: {', '.join(WORKLOADS)}")
         return [Case(n, {"workload": n}, WORKLOADS[n], profile.min_image_bytes) for n in names]
 
-    def supports(self, fs_name: str) -> str | None:
+    def supports(self, driver: Driver) -> str | None:
         # a filesystem with no block device of its own (or one dm cannot sit under)
-        from fslab import filesystems
-        try:
-            refusal = filesystems.get(fs_name).dm_refusal
-        except FslabError:          # no driver of ours: flakey decides
-            refusal = None
-        return refusal or flakey_available()
+        return driver.dm_refusal or flakey_available()
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:

@@ -63,6 +63,7 @@ def read_job(root: Path, runtime: int, file_bytes: int) -> str:
 @register
 class DedupSuite(Suite):
     name = "dedup"
+    needs_files = "writes files: needs a filesystem"
     description = "S1 dedup: 2 MiB files, half duplicates; space, dedup ratio, setup and 4-thread read"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
@@ -73,9 +74,6 @@ class DedupSuite(Suite):
         return [Case("dedup", {"files": len(leaf_dirs()) * per_leaf, "file_bytes": size},
                      config=(per_leaf, size, runtime),
                      image_bytes=max(SPACE_IMAGE_BYTES, int(logical * 1.5)))]
-
-    def supports(self, fs_name: str) -> str | None:
-        return "writes files: needs a filesystem" if fs_name == "raw" else None
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         per_leaf, size, runtime = case.config

@@ -28,6 +28,7 @@ WRITE_BYTES = 128 * 1024      # vdbench's default xfersize for file system workl
 @register
 class LargeFileSuite(Suite):
     name = "largefile"
+    needs_files = "writes files: needs a filesystem"
     description = ("S1 large files: 2 x 1 GiB, one writer per file, 128 KiB writes; total time, "
                    "logical and physical write rate, space after")
 
@@ -37,9 +38,6 @@ class LargeFileSuite(Suite):
         return [Case("largefile", {"files": S1_FILES, "file_bytes": size, "threads": S1_FILES,
                                    "transfer_bytes": WRITE_BYTES},
                      config=size, image_bytes=int(S1_FILES * size * 1.3) + 256 * MiB)]
-
-    def supports(self, fs_name: str) -> str | None:
-        return "writes files: needs a filesystem" if fs_name == "raw" else None
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         size: int = case.config

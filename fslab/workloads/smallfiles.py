@@ -18,15 +18,13 @@ from fslab.workloads.capacity import SPACE_IMAGE_BYTES, settled_capacity, space_
 @register
 class SmallFilesSuite(Suite):
     name = "smallfiles"
+    needs_files = "writes files: needs a filesystem"
     description = "S1 small-file space overhead on S3's file tree: consumed minus logical bytes"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         shape = s3_tree_shape(profile)
         return [Case("smallfiles", {"files": shape["tree_files"], "dirs": shape["tree_dirs"]},
                      image_bytes=max(SPACE_IMAGE_BYTES, int(shape["tree_bytes"] * 1.5)))]
-
-    def supports(self, fs_name: str) -> str | None:
-        return "writes files: needs a filesystem" if fs_name == "raw" else None
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         seed = dataset_seed(ctx.plan_seed, "smallfiles", ctx.key.iteration)

@@ -58,15 +58,13 @@ FIND_PATTERN = "f*7.dat"       # about one file in ten
 @register
 class TasksSuite(Suite):
     name = "tasks"
+    needs_files = "needs a filesystem (task 01 is mkfs)"
     description = "S3 file-server tasks: mkfs, mount, copy/recopy/remove an ISO and a tree, ls -R, find, umount"
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         # no params: the data set follows from the run's profile and seed (see dataset.json)
         return [Case("fileserver", config=profile.file_size(S3_ISO_BYTES),
                      image_bytes=S3_PARTITION_BYTES)]
-
-    def supports(self, fs_name: str) -> str | None:
-        return "needs a filesystem (task 01 is mkfs)" if fs_name == "raw" else None
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
