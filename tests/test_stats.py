@@ -367,6 +367,8 @@ def test_a_reason_for_tilde_that_repeats_is_said_once():
     lines = headline_text(headline(analyze(recs, regression=False), recs))
     assert lines[-1].startswith("[1] n=2: too few rounds")
     assert all("~ [1]" in ln for ln in lines[:-1]) and len(lines) == 3
+    assert lines[-1].endswith("(4 per filesystem can)")     # the whole reason, once
+    assert not any("])" in ln for ln in lines)               # and no stray parenthesis
 
 
 def test_rounds_needed_is_the_fewest_that_can_separate_after_holm():

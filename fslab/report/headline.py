@@ -101,5 +101,6 @@ def headline_text(entries: list[dict]) -> list[str]:
     return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]
 
 
-_WHY = re.compile(r"~ \((n=\d+: [^)]*)\)")
+# the reason may hold one parenthesis of its own: "(4 per filesystem can)"
+_WHY = re.compile(r"~ \((n=\d+: (?:[^()]|\([^()]*\))*)\)")
 
