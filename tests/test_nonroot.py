@@ -53,8 +53,8 @@ def as_user(tmp_path, monkeypatch):
                                 sys.executable, "-m", "fslab", *args], capture_output=True,
                                text=True, env=env, cwd=tmp_path, timeout=300)
             return p.returncode, p.stdout, p.stderr
-        import fslab.commands.run as runmod
-        monkeypatch.setattr(runmod, "is_root", lambda: False)
+        import fslab.run.local as local
+        monkeypatch.setattr(local, "is_root", lambda: False)
         from fslab.cli import app
         from fslab.errors import FslabError
         r = CliRunner().invoke(app, args)

@@ -125,7 +125,7 @@ def test_valid_options_still_pass_validation():
 
 
 def test_image_size_flag_sizes_every_filesystems_loop_image():
-    from fslab.commands.run import _build_plan
+    from fslab.plan.flags import from_flags as _build_plan
     p = _build_plan(None, "ext4,xfs", None, "smoke", None, None, [], None, None, image_size="700M")
     assert [f.image_size for f in p.filesystem] == ["700M", "700M"]
     assert p.source_text.count('image_size = "700M"') == 2   # the stored plan says it

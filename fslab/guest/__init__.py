@@ -48,10 +48,11 @@ def describe() -> dict:
             "kvm_device": accel.kvm_usable() or "usable"}
 
 
-def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None) -> None:
-    """Run the whole plan in one qemu guest and merge its records into `store` (see runner)."""
+def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None):
+    """Run the whole plan in one qemu guest and merge its records into `store` (see runner);
+    returns the run's Outcome (units done, failed, interrupted)."""
     from fslab.guest.runner import run_in_guest as _run
-    _run(plan, store, run_id, console, timeout_s=timeout_s)
+    return _run(plan, store, run_id, console, timeout_s=timeout_s)
 
 
 def report_notes(runs: list[dict]) -> list[str]:

@@ -27,7 +27,7 @@ from fslab.guest.merge import merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
 from fslab.plan.profiles import GiB, MiB, parse_size
-from fslab.run.session import scratch_dir, sigterm_as_interrupt
+from fslab.run.session import Executor, Outcome, RunSession, scratch_dir
 from fslab.store import Store
 
 GUEST_RESULTS = "/data/results"
@@ -71,12 +71,28 @@ def _copy_source(dest: Path) -> None:
     compileall.compile_dir(dest / "fslab", quiet=1)
 
 
+class GuestExecutor(Executor):
+    """The whole plan in one qemu guest (its own fslab, local executor), merged back."""
+
+    def fs_names(self, plan: Plan) -> list[str]:
+        return []   # filesystem tools are the guest's: recorded after the merge
+
+    def target_info(self) -> dict:
+        return {"kind": "guest"}
+
+    def announce(self, session: RunSession) -> None:
+        session.console.print(f"run [bold]{session.run_id}[/] (guest)")
+
+    def execute(self, session: RunSession) -> Outcome:
+        return run_in_guest(session.plan, session.store, session.run_id, session.console)
+
+
 def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
-                 timeout_s: float | None = None) -> None:
+                 timeout_s: float | None = None) -> Outcome:
     """Run `plan` inside one guest and merge its records into `store` under `run_id`.
 
-    Sets the run's status. The guest never outlives this call: it is killed on
-    errors, Ctrl-C and timeouts, and `fslab cleanup` finds it after a crash.
+    The guest never outlives this call: it is killed on errors, Ctrl-C and timeouts,
+    and `fslab cleanup` finds it after a crash.
     """
     def log(msg: str) -> None:
         console.print(f"[dim]guest:[/] {escape(msg)}")
@@ -106,50 +122,51 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         shutil.rmtree(work, ignore_errors=True)
         state.forget("dir", str(work))
         raise
-    status = "failed"
     t0 = time.monotonic()
-    with sigterm_as_interrupt():   # SIGTERM: same clean stop as Ctrl-C
-        try:
-            log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
-                f"{guest.memory_mib} MiB); console log {guest.console_log}")
-            guest.start()
-            rc = guest.wait(timeout=timeout_s)
-            if rc is None:
-                raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
-                                 "(FSLAB_GUEST_TIMEOUT)")
-            seconds = round(time.monotonic() - t0, 1)
-            job = work / "job"
-            status_file = job / "out" / "status.json"
-            if not status_file.exists():
-                tail = "\n".join(guest.lines[-15:])
-                raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
-                                 f"last console lines:\n{tail}")
-            gstatus = json.loads(status_file.read_text())
-            results_tar = job / "out" / "results.tar"
-            if not results_tar.exists():
-                raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
-            with tarfile.open(results_tar) as tar:
-                # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
-                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-                tar.extractall(work / "out", **safe)
-            merged = merge(store, run_id, work / "out" / "results", label)
-            store.update_environment(run_id, {
-                "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
-                          "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
-                          "environment": merged["environment"]},
-                # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
-                "tools": merged["environment"].get("tools", {}),
-                "filesystems": merged["environment"].get("filesystems", {})})
-            status = merged["status"] if merged["status"] != "running" else "failed"
-            log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
-                f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            guest.stop()                      # also removes `work` (the guest's scratch)
-            state.forget("dir", str(work))
-            store.set_status(run_id, status)
+    try:
+        log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
+            f"{guest.memory_mib} MiB); console log {guest.console_log}")
+        guest.start()
+        rc = guest.wait(timeout=timeout_s)
+        if rc is None:
+            raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
+                             "(FSLAB_GUEST_TIMEOUT)")
+        seconds = round(time.monotonic() - t0, 1)
+        job = work / "job"
+        status_file = job / "out" / "status.json"
+        if not status_file.exists():
+            tail = "\n".join(guest.lines[-15:])
+            raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
+                             f"last console lines:\n{tail}")
+        gstatus = json.loads(status_file.read_text())
+        results_tar = job / "out" / "results.tar"
+        if not results_tar.exists():
+            raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
+        with tarfile.open(results_tar) as tar:
+            # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(work / "out", **safe)
+        merged = merge(store, run_id, work / "out" / "results", label)
+        store.update_environment(run_id, {
+            "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
+                      "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
+                      "environment": merged["environment"]},
+            # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
+            "tools": merged["environment"].get("tools", {}),
+            "filesystems": merged["environment"].get("filesystems", {})})
+        log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
+            f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
+        if merged["status"] not in ("finished", "finished-with-failures"):
+            raise FslabError(f"the run inside the guest ended {merged['status']!r} (fslab exit "
+                             f"{gstatus.get('exit')}); its console log: {guest.console_log}")
+        units = [u["status"] for u in store.units(run_id)]
+        done = units.count("done")
+        return Outcome(done=done, failed=len(units) - done)
+    except KeyboardInterrupt:
+        return Outcome(interrupted=True)
+    finally:
+        guest.stop()                      # also removes `work` (the guest's scratch)
+        state.forget("dir", str(work))
 
 
 def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,

@@ -14,50 +14,63 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fslab.system import teardown
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
 from fslab.system.proc import is_root
 from fslab.remote import hosts as hostfile
 from fslab.remote.hosts import HostsFile
 from fslab.remote.runner import GroupRunner, HostSession
-from fslab.run.scheduler import Outcome, finish_run
-from fslab.run.session import create_run, run_environment, sigterm_as_interrupt
+from fslab.run.session import Executor, Outcome, RunSession
 from fslab.store import Store
 
-__all__ = ["run_on_hosts"]
+__all__ = ["HostsExecutor"]
 
 
-def run_on_hosts(plan: Plan, store: Store, hosts_path: Path | None, *, console: Console,
-                 resume: str | None = None) -> str:
-    """Run `plan`'s fio cases on every host of the hosts file; returns the run id."""
-    run_id = store.run(resume)["run_id"] if resume else None
-    hosts = _hosts_config(plan, store, hosts_path, run_id)
-    units, notes = _fio_units(plan)
-    if any(h.is_local for h in hosts.host) and not is_root():
-        raise FslabError("local hosts need root (loop devices, mounts, network namespaces)")
-    teardown.cleanup(only_dead_owners=True)   # what crashed runs left would skew this one
-    if run_id is None:
-        run_id = _create_run(plan, store, hosts)
-    else:
-        store.set_status(run_id, "running")
-    for n in notes:
-        console.print(f"[yellow]note:[/] {n}")
-    console.print(f"run [bold]{run_id}[/]: {', '.join(f.label for f in plan.filesystem)} × fio on "
-                  f"{len(hosts.host)} host(s) ({', '.join(h.name for h in hosts.host)}), mode "
-                  f"{hosts.mode}, profile {plan.run.profile}, {plan.iterations} iterations; "
-                  f"results in {store.root}")
-    sessions = _open_sessions(hosts, sorted({f.name for f in plan.filesystem}), store, run_id,
-                              console)
-    try:
-        with sigterm_as_interrupt():
-            tally = _execute(plan, store, run_id, hosts, sessions, units, console)
-    finally:
-        _close_sessions(sessions, console)
-    finish_run(store, run_id, tally, console)
-    from fslab.remote.report import print_host_summary
-    print_host_summary(store, run_id, console)
-    return run_id
+class HostsExecutor(Executor):
+    """The plan's fio cases on every host of a hosts file, through fio's client/server mode."""
+
+    def __init__(self, hosts_path: Path | None):
+        self.hosts_path = hosts_path
+
+    def check(self, session: RunSession) -> None:
+        if session.plan.run.adaptive:
+            raise FslabError("adaptive iterations are not supported across hosts yet: "
+                             "give a fixed --iterations N")
+        self.hosts = _hosts_config(session.plan, session.store, self.hosts_path, session.resume)
+        self.units, self.notes = _fio_units(session.plan)
+        if any(h.is_local for h in self.hosts.host) and not is_root():
+            raise FslabError("local hosts need root (loop devices, mounts, network namespaces)")
+
+    def target_info(self) -> dict:
+        return {"kind": "hosts"}
+
+    def environment(self, plan: Plan) -> dict:
+        hosts = self.hosts
+        return {"multihost": {"mode": hosts.mode, "hosts_toml": _hosts_text(hosts),
+                              "hosts": {h.name: {"spec": h.model_dump()} for h in hosts.host}}}
+
+    def announce(self, session: RunSession) -> None:
+        p, hosts = session.plan, self.hosts
+        for n in self.notes:
+            session.console.print(f"[yellow]note:[/] {n}")
+        session.console.print(
+            f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × fio on "
+            f"{len(hosts.host)} host(s) ({', '.join(h.name for h in hosts.host)}), mode "
+            f"{hosts.mode}, profile {p.run.profile}, {p.iterations} iterations; "
+            f"results in {session.store.root}")
+
+    def execute(self, session: RunSession) -> Outcome:
+        plan, store, run_id, console = session.plan, session.store, session.run_id, session.console
+        sessions = _open_sessions(self.hosts, sorted({f.name for f in plan.filesystem}), store,
+                                  run_id, console)
+        try:
+            return _execute(plan, store, run_id, self.hosts, sessions, self.units, console)
+        finally:
+            _close_sessions(sessions, console)
+
+    def summarise(self, session: RunSession) -> None:
+        from fslab.remote.report import print_host_summary
+        print_host_summary(session.store, session.run_id, session.console)
 
 
 def _hosts_config(plan: Plan, store: Store, path: Path | None, run_id: str | None) -> HostsFile:
@@ -84,13 +97,6 @@ def _fio_units(plan: Plan):
     if not units:
         raise FslabError("the plan has no fio cases to run on the hosts")
     return units, notes
-
-
-def _create_run(plan: Plan, store: Store, hosts: HostsFile) -> str:
-    env = run_environment(plan, [f.name for f in plan.filesystem], {"kind": "hosts"})
-    env["multihost"] = {"mode": hosts.mode, "hosts_toml": _hosts_text(hosts),
-                        "hosts": {h.name: {"spec": h.model_dump()} for h in hosts.host}}
-    return create_run(store, plan, env)
 
 
 def _hosts_text(hosts: HostsFile) -> str:

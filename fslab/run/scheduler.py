@@ -24,7 +24,7 @@ from fslab import filesystems, workloads
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import FilesystemSpec, Plan
 from fslab.records import UnitKey, canonical_params, stamp
-from fslab.run.session import end_driver_sessions, sigterm_as_interrupt
+from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
 
@@ -35,14 +35,6 @@ class Unit:
     spec: FilesystemSpec
     suite: Suite
     case: Case
-
-
-@dataclass
-class Outcome:
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    interrupted: bool = False
 
 
 def driver_for(spec: FilesystemSpec, existing: bool):
@@ -100,20 +92,6 @@ def round_units(plan: Plan, pairs: list[Pair], it: int, host: str = "localhost")
             for spec, suite, case in order]
 
 
-def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> None:
-    """Record the run's final status and say it; an interrupted run exits 130 with the
-    command that resumes it."""
-    status = ("interrupted" if out.interrupted else
-              "finished" if not out.failed else "finished-with-failures")
-    store.set_status(run_id, status)
-    console.print(f"run [bold]{run_id}[/] {status}: {out.done} units done, {out.failed} failed"
-                  + (f", {out.skipped} kept from before" if out.skipped else ""))
-    if out.interrupted:
-        import typer
-        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
-        raise typer.Exit(130)
-
-
 def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
             workdir: Path, console: Console, mountpoint_dir: Path | None = None,
             host: str = "localhost") -> Outcome:
@@ -131,7 +109,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     try:
-        with sigterm_as_interrupt(), Progress(*columns, console=console, transient=False) as bar:
+        with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task("starting", total=len(todo))
             count = 0
 

@@ -1,9 +1,12 @@
-"""Run-wide behaviours shared by every way a run executes (local scheduler, guest, hosts).
+"""A run's lifecycle, written once for every way a run executes.
 
-Written once here so the three executors cannot drift: every run records the same
+`RunSession.run(executor)` owns plan -> run row -> executor -> final status -> summary;
+an `Executor` says how units execute: here (fslab/run/local.py), in one qemu guest
+(fslab/guest/runner.py) or on fio client/server hosts (fslab/remote/). What all of
+them must do alike lives here so they cannot drift: every run records the same
 environment (profile, page-cache policy), SIGTERM stops a run the way Ctrl-C does,
-scratch directories live in one place, and every driver used gets its session end
-(e.g. the zfs-fuse daemon is stopped) even after failures.
+scratch directories live in one place, every driver used gets its session end (e.g.
+the zfs-fuse daemon is stopped) even after failures, and the exit code means the same.
 """
 from __future__ import annotations
 
@@ -12,9 +15,13 @@ import shlex
 import signal
 import sys
 import tempfile
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
+
+from rich.console import Console
 
 from fslab import filesystems
 from fslab.plan import Plan
@@ -72,3 +79,113 @@ def create_run(store: Store, plan: Plan, env: dict) -> str:
     return store.create_run(plan.source_text, env, name=plan.run.name,
                             command=shlex.join(["fslab", *sys.argv[1:]]),
                             profile=plan.run.profile)
+
+
+@dataclass
+class Outcome:
+    """What an executor did: units done and failed, units kept from an earlier attempt,
+    and whether Ctrl-C/SIGTERM stopped it."""
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+
+
+class Executor(ABC):
+    """One way a run executes: the local scheduler, one qemu guest, or fio hosts.
+
+    The session calls, in order: `check` (refuse before a run row exists), `fs_names` /
+    `target_info` / `environment` (what the run row records), `announce`, `execute`,
+    then `summarise`. Everything else of the lifecycle is the session's."""
+
+    def check(self, session: RunSession) -> None:
+        """Raise FslabError if this run cannot start here; nothing is recorded yet."""
+
+    def fs_names(self, plan: Plan) -> list[str]:
+        """Filesystems whose tools (mkfs versions, ...) the run's environment records."""
+        return [f.name for f in plan.filesystem]
+
+    @abstractmethod
+    def target_info(self) -> dict:
+        """The environment's `target` entry: where the filesystems live."""
+
+    def environment(self, plan: Plan) -> dict:
+        """Extra environment keys of a new run (job files, hosts, ...)."""
+        return {}
+
+    def announce(self, session: RunSession) -> None:
+        """The line that opens the run's output."""
+        session.console.print(f"run [bold]{session.run_id}[/]")
+
+    @abstractmethod
+    def execute(self, session: RunSession) -> Outcome:
+        """Run the plan's units; catch KeyboardInterrupt into Outcome.interrupted."""
+
+    def summarise(self, session: RunSession) -> None:
+        """What the user reads after the run: summary, verdicts, study claims."""
+        print_results(session.store, session.run_id, session.console)
+
+
+class RunSession:
+    """One run, from plan to final status: the run row (new or resumed), leftovers of
+    crashed runs cleaned first, SIGTERM as Ctrl-C, the final status, the summary, and
+    the exit code: 130 when interrupted (with the command that resumes it), 1 when
+    nothing could be measured."""
+
+    def __init__(self, plan: Plan, store: Store, console: Console, *, resume: str | None = None):
+        self.plan, self.store, self.console = plan, store, console
+        self.resume = resume
+        self.run_id: str = resume or ""
+
+    def run(self, executor: Executor, *, summary: bool = True) -> str:
+        executor.check(self)
+        from fslab.system import teardown
+        teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
+        if self.resume:
+            self.store.set_status(self.run_id, "running")
+        else:
+            env = run_environment(self.plan, executor.fs_names(self.plan), executor.target_info())
+            self.run_id = create_run(self.store, self.plan, env | executor.environment(self.plan))
+        executor.announce(self)
+        try:
+            with sigterm_as_interrupt():
+                out = executor.execute(self)
+        except KeyboardInterrupt:   # before the executor could catch it (e.g. while it prepared)
+            out = Outcome(interrupted=True)
+        except BaseException:
+            self.store.set_status(self.run_id, "failed")
+            raise
+        finish_run(self.store, self.run_id, out, self.console)
+        if summary:
+            executor.summarise(self)
+        if out.failed and not out.done and not out.skipped:
+            import typer
+            raise typer.Exit(1)   # nothing was measured: a failure, whatever the summary says
+        return self.run_id
+
+
+def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> None:
+    """Record the run's final status and say it; an interrupted run exits 130 with the
+    command that resumes it."""
+    status = ("interrupted" if out.interrupted else
+              "finished" if not out.failed else "finished-with-failures")
+    store.set_status(run_id, status)
+    console.print(f"run [bold]{run_id}[/] {status}: {out.done} units done, {out.failed} failed"
+                  + (f", {out.skipped} kept from before" if out.skipped else ""))
+    if out.interrupted:
+        import typer
+        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
+        raise typer.Exit(130)
+
+
+def print_results(store: Store, run_id: str, console: Console) -> None:
+    """The run's summary, then its verdicts and the studies' claims re-derived (when any
+    unit finished: otherwise the summary already said why there is no verdict)."""
+    from fslab.run.summary import print_run_summary
+    print_run_summary(store, run_id, console)
+    if all(u["status"] != "done" for u in store.units(run_id)):
+        return
+    from fslab.report.terminal import print_verdicts
+    print_verdicts(store, [run_id], console)
+    from fslab.report.claims import claims_json, print_claims   # "The study said -> here"
+    print_claims(claims_json(store.run(run_id), store.records([run_id])), console)

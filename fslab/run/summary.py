@@ -5,6 +5,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from fslab.analysis.names import metric_label
 from fslab.report.format import human, human_spread   # one number format for every output
 
 # Shown first when present; other suites fall back to their directional metrics.
@@ -37,7 +38,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
         for m in metrics:
             unit = g[g.metric == m].unit.iloc[0]
             arrow = {"higher": " ↑", "lower": " ↓"}.get(g[g.metric == m].better.iloc[0], "")
-            t.add_column(f"{m}{arrow}", justify="right")
+            t.add_column(f"{metric_label(m)}{arrow}", justify="right")
         t.add_column("n", justify="right")
         for (fs, variant), h in g.groupby(["fs", "variant"], sort=True):
             row = [fs if variant == "default" else f"{fs}:{variant}"]

@@ -1,0 +1,104 @@
+"""A plan from `fslab run`'s flags: a plan file (or none) with the command line's
+overrides (filesystems, suites, profile, iterations, fio options, mkfs/mount options,
+job files, page-cache policy, raw baseline). The stored plan text says what ran."""
+from __future__ import annotations
+
+import shlex
+
+from fslab import plan as plans
+from fslab.errors import FslabError
+
+
+def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:
+    """--page-cache and --baseline raw, written into the plan so the stored plan says them."""
+    from fslab.run.cachepolicy import POLICIES
+    if page_cache is None and baseline is None:
+        return
+    if page_cache is not None:
+        if page_cache not in POLICIES:
+            raise FslabError(f"--page-cache {page_cache!r}: choose off or on")
+        the_plan.run.page_cache = page_cache
+    if baseline is not None:
+        if baseline != "raw":
+            raise FslabError(f"--baseline {baseline!r}: the only baseline is raw (the bare device)")
+        if not any(f.name == "raw" for f in the_plan.filesystem):
+            the_plan.filesystem.append(plans.FilesystemSpec(name="raw"))
+    the_plan.source_text = plans.to_toml(the_plan)
+
+
+def from_flags(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
+                adaptive=False, job=(), image_size=None):
+    p = _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                                 mount_options, adaptive, bool(job))
+    if image_size and not job:   # every filesystem's loop image (job files size their own)
+        for f in p.filesystem:
+            f.image_size = image_size
+        p.source_text = plans.to_toml(p)
+    from fslab.fio.jobfile import add_job_files
+    fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
+    if add_job_files(p, job, image_size if job else None, profile_explicit=bool(profile) or (
+            plan_file is not None and "profile" in p.run.model_fields_set),
+            fio_options={k.strip(): v.strip() for k, v in fio_opts.items()}):
+        p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path
+    return p
+
+
+def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
+                             mount_options, adaptive, have_jobs):
+    fio_opts = {}
+    for item in fio:
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise FslabError(f"--fio {item!r}: expected KEY=VALUE")
+        fio_opts[k.strip()] = v.strip()
+    mkfs = shlex.split(mkfs_options) if mkfs_options else None
+    mnt = [o for o in mount_options.split(",") if o] if mount_options else None
+    if plan_file:
+        p = plans.load(plan_file)
+        if fs:   # keep the plan's variants of the named filesystems, add plain ones otherwise
+            wanted = [x.strip() for x in fs.split(",") if x.strip()]
+            kept = [f for f in p.filesystem if f.name in wanted or f.label in wanted]
+            have = {f.name for f in kept}
+            kept += [plans.FilesystemSpec(name=w.partition(":")[0], variant=w.partition(":")[2] or "default")
+                     for w in wanted if w.partition(":")[0] not in have]
+            p.filesystem = kept
+        if suite:
+            wanted = [x.strip() for x in suite.split(",")]
+            p.suite = [s for s in p.suite if s.kind in wanted] + \
+                [plans.SuiteSpec(kind=w) for w in wanted if w not in {s.kind for s in p.suite}]
+        if profile:
+            p.run.profile = plans.RunSection(profile=profile).profile
+        if iterations:
+            p.run.iterations = iterations
+        if seed is not None:
+            p.run.seed = seed
+        if adaptive:
+            p.run.adaptive = True
+        for f in p.filesystem:
+            if mkfs:
+                f.mkfs_options = [*f.mkfs_options, *mkfs]
+            if mnt:
+                f.mount_options = [*f.mount_options, *mnt]
+        if fio_opts:   # --fio wins over the plan, at every profile (its overlays too)
+            for s in p.suite:
+                if s.kind == "fio":
+                    merged = {**(s.options.get("fio") or {}), **fio_opts}
+                    setattr(s, "fio", merged)
+                    s.model_extra["fio"] = merged
+                    for overlay in ((s.model_extra.get("profiles") or {}).values()):
+                        if isinstance(overlay, dict) and "fio" in overlay:
+                            overlay["fio"] = {**overlay["fio"], **fio_opts}
+        if not p.filesystem:
+            p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
+        if not p.suite and not have_jobs:
+            p.suite = [plans.SuiteSpec(kind="fio")]
+        text = p.source_text
+        changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts,
+                       adaptive])
+        p.source_text = plans.to_toml(p) if changed else text
+        p.check_unique_variants()
+        return p
+    fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
+    suites = [x.strip() for x in (suite or ("" if have_jobs else "fio")).split(",") if x.strip()]
+    return plans.from_cli(fs_list, suites, profile or "quick", iterations,
+                          42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)

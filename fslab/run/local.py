@@ -1,0 +1,92 @@
+"""The local executor: this host's filesystems, on loop images, a device or a mount point,
+run unit by unit by the scheduler (fslab/run/scheduler.py)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from fslab.errors import FslabError
+from fslab.plan import FilesystemSpec, Plan
+from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
+from fslab.system import state
+from fslab.system.proc import is_root
+
+
+class LocalExecutor(Executor):
+    def __init__(self, target: str, *, device: str | None = None,
+                 destroy_data: str | None = None, mountpoint: Path | None = None,
+                 workdir: Path | None = None):
+        self.kind, self.device, self.destroy_data = target, device, destroy_data
+        self.mountpoint, self.workdir = mountpoint, workdir
+
+    def check(self, session: RunSession) -> None:
+        if self.kind != "mountpoint" and not is_root():
+            raise FslabError("fslab run needs root to create loop devices and mount filesystems: "
+                             "run it as root, or pass --mountpoint DIR to test an existing directory")
+        self.make_target, self.mountpoint_dir, self.info = _target_factory(
+            self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
+        if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
+            session.plan.filesystem = [FilesystemSpec(name=self.info["fstype"], variant="existing")]
+
+    def target_info(self) -> dict:
+        return self.info
+
+    def environment(self, plan: Plan) -> dict:
+        from fslab.fio.jobfile import environment_of
+        return {"job_files": environment_of(plan)} if environment_of(plan) else {}
+
+    def announce(self, session: RunSession) -> None:
+        p, console = session.plan, session.console
+        console.print(f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × "
+                      f"{', '.join(s.kind for s in p.suite)}, profile {p.run.profile}"
+                      f"{' (scaled down from the studies)' if p.profile.scaled else ''}, "
+                      f"{p.iterations} iterations"
+                      + (f" then adaptive (CI ±{p.run.target_ci:.0%}, at most "
+                         f"{p.run.max_iterations})" if p.run.adaptive else "")
+                      + f"; results in {session.store.root}")
+        from fslab.fio.jobfile import environment_of
+        for name, how in environment_of(p).items():
+            console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
+        from fslab.run.dryrun import too_few_rounds
+        if (few := too_few_rounds(p)):
+            console.print(f"[yellow]note:[/] {few}")
+
+    def execute(self, session: RunSession) -> Outcome:
+        from fslab.run.scheduler import execute
+        wd = self.workdir or scratch_dir("fslab-")
+        if not self.workdir:
+            state.note("dir", str(wd))
+        try:
+            return execute(session.plan, session.store, session.run_id,
+                           make_target=lambda: self.make_target(wd), workdir=wd,
+                           console=session.console, mountpoint_dir=self.mountpoint_dir)
+        finally:
+            if not self.workdir:
+                from fslab.system.mounts import is_mounted
+                if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
+                    shutil.rmtree(wd, ignore_errors=True)
+                    state.forget("dir", str(wd))
+
+
+def _target_factory(target: str, device, destroy_data, mountpoint, workdir, plan: Plan):
+    """(make_target(workdir), mountpoint dir or None, description) for the chosen target kind."""
+    if target == "loop":
+        from fslab.targets.loop import LoopTarget, backing_device_of
+
+        def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
+        info = {"kind": "loop", "backing": backing_device_of(str(workdir or tmp_base()))}
+        return make, None, info
+    if target == "device":
+        from fslab.targets.blockdev import DeviceTarget
+        dev = device or plan.target.get("path")
+        if not dev:
+            raise FslabError("--target device needs --device /dev/XYZ")
+        t = DeviceTarget(dev, destroy_data)   # refuses (exit 2) before anything is touched
+        return (lambda wd: t), None, t.describe()
+    if target == "mountpoint":
+        from fslab.targets.mountpoint import MountpointTarget
+        if not mountpoint:
+            raise FslabError("--target mountpoint needs --mountpoint DIR")
+        t = MountpointTarget(str(mountpoint))
+        return (lambda wd: t), Path(mountpoint), t.describe()
+    raise FslabError(f"unknown target {target!r}: loop, device, mountpoint or guest")
