@@ -306,7 +306,9 @@ def test_s2_study_plan_at_smoke_across_two_hosts_in_parallel(hosts, tmp_path):
     iops = df[(df["metric"] == "read_iops") & (df["case"] == "randread")]
     for (fs, it), g in iops.groupby(["fs", "iteration"]):
         v = g.set_index("host")["value"]
-        assert v["all"] == pytest.approx(v["h1"] + v["h2"], rel=0.02), (fs, it)
+        # fio's own "All clients" aggregate, not our sum: the two differ by how far the
+        # hosts' runtimes differ (2.2% seen when both share a loaded 2-core machine)
+        assert v["all"] == pytest.approx(v["h1"] + v["h2"], rel=0.05), (fs, it)
     zfs_env = store.run(run_id)["environment"]["multihost"]["hosts"]["h2"]["filesystems"]["zfs"]
     assert zfs_env["in_effect"]
     rep = run_fslab("report", run_id, "--results", str(results))
