@@ -169,7 +169,7 @@ name = "f2fs"
 name = "ext2"            # no journal: the negative control of the crash suite
 
 [[filesystem]]
-name = "zfs"             # kernel OpenZFS in the guest (the crash suite skips pools)
+name = "zfs"             # kernel OpenZFS in the guest, crash suite included
 
 [[suite]]
 kind = "fio"
@@ -245,14 +245,14 @@ def test_zfs_in_guest_is_kernel_openzfs_and_says_so(guest_run):
 
 @pytest.mark.guest
 @needs_guest
-def test_crash_suite_gives_a_table_for_ext4_f2fs_and_ext2(guest_run):
+def test_crash_suite_gives_a_table_for_ext4_f2fs_ext2_and_openzfs(guest_run):
     import pandas as pd
     from fslab.report.figures.crash import table
     results, db = guest_run
     data = pd.read_sql_query("SELECT fs AS level, \"case\", metric, value FROM records "
                              "WHERE suite='crash'", db)
     t = table(data)
-    assert set(t.index) == {"ext4", "f2fs", "ext2"}
+    assert set(t.index) == {"ext4", "f2fs", "ext2", "zfs"}
     assert {"create-fsync", "append-fdatasync", "rename-fsync", "replace-fsync",
             "consistent", "checker clean"} <= set(t.columns)
     # ext4 keeps every one of these promises; the checker must agree
@@ -261,6 +261,9 @@ def test_crash_suite_gives_a_table_for_ext4_f2fs_and_ext2(guest_run):
     # the harness must be able to see damage: ext2 has no journal, and a power cut leaves
     # its bitmaps stale (e2fsck: "Inode bitmap differences"), whatever fsync promised
     assert t.loc["ext2", "checker clean"] != "4/4"
+    # ZFS never overwrites live blocks: the pool imported from the cut disk (its intent log
+    # replayed) must scrub clean every time; what fsync kept is the table's finding
+    assert t.loc["zfs", "checker clean"] == "4/4"
     for r in db.execute("SELECT DISTINCT artifact FROM records WHERE suite='crash'"):
         detail = json.loads((results / r["artifact"]).read_text())
         assert "problems" in detail and "checker" in detail

@@ -197,6 +197,11 @@ class Driver(ABC):
     # --- what differs between filesystems, asked by suites and probes -----------
     #: why a device-mapper target (the crash suite's dm-flakey) cannot sit under it, or None
     dm_refusal: str | None = None
+
+    def forget_after_power_cut(self, inst: "Instance") -> None:
+        """After a power cut (the device drops every write) and the unmount: drop any state
+        kept beyond the mount, so the next mount recovers from what the disk holds. The
+        kernel's filesystems keep none; a ZFS pool stays imported after its unmount."""
     #: check() runs on the mounted filesystem (ZFS: a scrub) instead of the unmounted device
     checks_online: bool = False
     #: directory entries are findable by scanning the image (not compressed, as ZFS metadata is)

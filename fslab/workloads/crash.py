@@ -320,6 +320,7 @@ class Crash(Suite):
             target.set_writes(allow=False)  # power cut
             _after_cut(root)
             inst.unmount()                  # its writes go nowhere
+            ctx.driver.forget_after_power_cut(inst)   # nothing survives but the disk
             target.set_writes(allow=True)
             drop_caches()                   # no page of the dropped writes may be read back
             t = time.perf_counter()
