@@ -34,6 +34,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(not_root)
         if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio")):
             item.add_marker(pytest.mark.e2e)
+    # guests last: on a fresh machine ./run-tests builds their image meanwhile
+    items.sort(key=lambda item: item.get_closest_marker("guest") is not None)
 
 
 @pytest.fixture

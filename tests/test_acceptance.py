@@ -30,6 +30,7 @@ def test_reliability_suites_on_four_filesystems(state_dir, results, tmp_path):
     assert "integrity" in text and "full-disk" in text.replace("full disk", "full-disk") and "aging" in text
 
 
+@pytest.mark.guest
 def test_guest_filesystems_side_by_side(state_dir, results, tmp_path):
     """Issue 6: f2fs, jfs, reiserfs, nilfs2 and an ext4 baseline in one guest, fio and tasks."""
     from fslab.guest import capable

@@ -158,7 +158,7 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
             raise FslabError(f"cannot build the guest image: missing {', '.join(missing)} "
                              f"(apt-get install {' '.join(HOST_PACKAGES)})")
         tmp = root / f"{key}.tmp"
-        _remove_build_dir(tmp)   # a killed build's leftovers
+        remove_build_dir(tmp)   # a killed build's leftovers
         tmp.mkdir()
         t0 = time.monotonic()
         log(f"building guest image {key} in {tmp} (once; a few minutes)")
@@ -207,14 +207,14 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
         initramfs.build(out / "initrd.img", rootfs / "lib" / "modules" / release, work / "initrd")
         _make_ext4(rootfs, out / "rootfs.img")
     finally:
-        _remove_build_dir(work)
+        remove_build_dir(work)
     return {"kernel": f"{kernel[0]}={kernel[1]}", "kernel_release": release, "suite": SUITE,
             "package_versions": versions, "python_deps": ingredients["python_deps"],
             "ingredients": ingredients, "openzfs": zfs,
             "rootfs_bytes": (out / "rootfs.img").stat().st_size}
 
 
-def _remove_build_dir(path: Path) -> None:
+def remove_build_dir(path: Path) -> None:
     """rm -rf, but first unmount what a killed debootstrap left mounted in its chroot
     (/proc, /sys...): rmtree must never descend into a live kernel filesystem."""
     from fslab.system.mounts import mounted_under
