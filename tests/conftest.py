@@ -76,8 +76,8 @@ def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
     return p
 
 
-def leftovers(tag: str = "") -> list[str]:
-    """Mounts, loop devices, zpools and fslab-started daemons that exist now."""
+def mount_leftovers(tag: str = "") -> list[str]:
+    """fslab's mounts and loop-device mounts that exist now (the mount table only: fast)."""
     out = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
@@ -86,6 +86,12 @@ def leftovers(tag: str = "") -> list[str]:
             if ("fslab" in mp and (not tag or tag in mp)) or (src and src[0].startswith("/dev/loop")
                                                             and (not tag or tag in mp)):
                 out.append(f"mount {mp}")
+    return out
+
+
+def leftovers(tag: str = "") -> list[str]:
+    """Mounts, loop devices, zpools and fslab-started daemons that exist now."""
+    out = mount_leftovers(tag)
     loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
     for line in loops.splitlines():
         if "(deleted)" not in line and (not tag or tag in line):

@@ -93,6 +93,19 @@ def test_dry_run_of_s2_at_paper_runs_the_notebooks_jobs_as_written(tmp_path, sta
     assert cases("--fio", "end_fsync=1")["randwrite"]["end_fsync"] == "1"
 
 
+def test_fio_options_typed_on_the_command_line_run_as_typed_at_any_profile(tmp_path, state_dir):
+    """The profile scales a plan's values (S2's runtime=60 -> 1 s at smoke), never what the
+    user typed: --fio runtime=4 runs 4 s at smoke, from the command line or over a plan."""
+    def runtimes(*args):
+        o = json.loads(run_fslab("run", *args, "--fs", "ext4", "--profile", "smoke", "--dry-run",
+                                 "--json", "--results", str(tmp_path / "r")).stdout)
+        return {c["fio_options"]["runtime"] for c in o["cases"]}
+    assert runtimes("--suite", "fio") == {"1"}
+    assert runtimes("--suite", "fio", "--fio", "runtime=4") == {"4"}
+    assert runtimes(str(PLANS / "s2-fio-stats.toml")) == {"1"}
+    assert runtimes(str(PLANS / "s2-fio-stats.toml"), "--fio", "runtime=4") == {"4"}
+
+
 def test_too_few_rounds_for_any_verdict_is_said_before_the_run(tmp_path, state_dir):
     o = json.loads(run_fslab("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
                              "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)

@@ -34,7 +34,8 @@ def test_cli_plan_round_trips_through_toml():
     q = plans.parse(p.source_text)
     assert [(f.name, f.variant, f.mkfs_options, f.mount_options) for f in q.filesystem] == \
         [("ext4", "default", ["-b", "4096"], ["noatime"]), ("zfs", "dedup", ["-b", "4096"], ["noatime"])]
-    assert q.iterations == 3 and q.run.seed == 7 and q.suite[0].options == {"fio": {"bs": "8k"}}
+    assert q.iterations == 3 and q.run.seed == 7 and \
+        q.suite[0].options == {"fio": {"bs": "8k"}, "unscaled": ["bs"]}   # --fio: as typed
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1]

@@ -35,7 +35,8 @@ def run(
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue RUN_ID: done units are kept, "
                                          "unfinished ones redone."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
-                                  "(repeatable; overrides the plan)."),
+                                  "(repeatable; overrides the plan; runs as typed at every "
+                                  "profile, which scales only the plan's own sizes and runtimes)."),
     job: list[Path] = typer.Option([], "--job", help="A fio job file to run on every filesystem "
                                    "(repeatable): \\[global], job sections, includes, groups, any engine "
                                    "that addresses files. Runs as written unless --profile is given "

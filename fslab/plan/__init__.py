@@ -227,7 +227,8 @@ def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | N
                                   mount_options=mount_options or []))
     suite_specs = []
     for s in suites:
-        extra = {"fio": dict(fio_options)} if (fio_options and s == "fio") else {}
+        extra = ({"fio": dict(fio_options), "unscaled": sorted(fio_options)}
+                 if (fio_options and s == "fio") else {})
         suite_specs.append(SuiteSpec(kind=s, **extra))
     plan = Plan(run=RunSection(profile=profile, iterations=iterations, seed=seed, adaptive=adaptive),
                 filesystem=fss, suite=suite_specs)

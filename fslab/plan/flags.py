@@ -85,6 +85,10 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
                     merged = {**(s.options.get("fio") or {}), **fio_opts}
                     setattr(s, "fio", merged)
                     s.model_extra["fio"] = merged
+                    # what the user typed runs as typed: the profile scales the plan's values only
+                    unscaled = sorted({*(s.options.get("unscaled") or ()), *fio_opts})
+                    setattr(s, "unscaled", unscaled)
+                    s.model_extra["unscaled"] = unscaled
                     for overlay in ((s.model_extra.get("profiles") or {}).values()):
                         if isinstance(overlay, dict) and "fio" in overlay:
                             overlay["fio"] = {**overlay["fio"], **fio_opts}

@@ -13,6 +13,7 @@ Plan table:
     bs = ["4k", "64k", "1m"]
     numjobs = [1, 4]
     scale = true                # scale size/runtime by the profile (default true)
+    unscaled = ["runtime"]      # these options as written at every profile (`--fio` sets it)
 
 Or the user's own fio job files, each one case (see fslab/fio/jobfile.py):
     [[suite]]
@@ -118,7 +119,7 @@ class FioSuite(Suite):
         o = spec.options
         if "job_files" in o:
             return job_file_cases(o, profile)
-        unknown = set(o) - {"fio", "jobs", "sweep", "scale", "per_job_regions"}
+        unknown = set(o) - {"fio", "jobs", "sweep", "scale", "unscaled", "per_job_regions"}
         if unknown:
             raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
                              "use [suite.fio] for fio options")
@@ -133,6 +134,7 @@ class FioSuite(Suite):
         sweep = {k: [_s(x) for x in (v if isinstance(v, list) else [v])]
                  for k, v in (o.get("sweep") or {}).items()}
         do_scale = o.get("scale", True)
+        unscaled = set(o.get("unscaled") or ())   # what the user typed (--fio) runs as typed
         cases = []
         for n in names:
             base = {**S2_COMMON, **jobs[n], **common}
@@ -146,7 +148,8 @@ class FioSuite(Suite):
             for combo in combos:
                 opts = {**base, **combo}
                 if do_scale:
-                    opts = scale_options(opts, profile, factor)
+                    opts = {**scale_options(opts, profile, factor),
+                            **{k: v for k, v in opts.items() if k in unscaled}}
                 params = {"workload": n, **{k: opts[k] for k in sweep}}   # the case's file size
                 if o.get("per_job_regions"):
                     split_regions(opts)
