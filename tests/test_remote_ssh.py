@@ -384,7 +384,7 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
     for u in far_units:   # done before the cut, failed from the cut on
         assert u["status"] == ("done" if u["finished"] < cut else "failed"), (u, cut)
     failed = [u for u in far_units if u["status"] == "failed"]
-    assert failed and all("far" in u["message"] for u in failed)
+    assert failed and all("far" in u["message"] for u in failed), [u["message"] for u in failed]
     assert any("connection to the agent lost" in u["message"] for u in failed), failed
     df = store.records(run_id)
     # the near host carried on; a failed unit stores no values

@@ -141,8 +141,11 @@ class GroupRunner:
                              first / "fio.log", timeout=runtime + 900, lost=lost)
         for s in ready:
             _share(first, self.store.root / s.rel, ("fio.json", "fio.log"))
-            outcome = result.per_host[s.session.spec.name]
+            name = s.session.spec.name
+            outcome = result.per_host[name]
             s.measurements, s.error = outcome.measurements, outcome.error
+            if s.error and name not in s.error:   # fio's own failure: say whose unit it was
+                s.error = f"{name}: {s.error}"
         return result
 
     def _release(self, unit: Unit, s: _Slot) -> None:
