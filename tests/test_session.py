@@ -111,3 +111,26 @@ def test_a_resumed_run_keeps_its_row(session):
     assert again.run(Scripted(Outcome(done=1, skipped=1))) == first
     assert session.store.run(first)["status"] == "finished"
     assert len(session.store.runs()) == 1
+
+
+def test_the_guest_executor_refuses_without_qemu_before_any_run_row(session, tmp_path,
+                                                                    monkeypatch):
+    from fslab.guest.runner import GuestExecutor
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    with pytest.raises(FslabError, match="qemu-system-x86_64"):
+        session.run(GuestExecutor())
+    assert session.store.runs() == []
+
+
+def test_the_guest_executor_refuses_when_it_could_not_build_an_image(session, tmp_path,
+                                                                      monkeypatch):
+    """No cached image and a host that lacks what a build needs (here cpio): one clear line."""
+    from fslab.guest.runner import GuestExecutor
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "qemu-system-x86_64").symlink_to("/bin/true")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("FSLAB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(FslabError, match="cannot build its guest image here: missing .*cpio"):
+        session.run(GuestExecutor())
+    assert session.store.runs() == []

@@ -74,6 +74,16 @@ def _copy_source(dest: Path) -> None:
 class GuestExecutor(Executor):
     """The whole plan in one qemu guest (its own fslab, local executor), merged back."""
 
+    def check(self, session: RunSession) -> None:
+        # refuse before a run row exists: a run that cannot build or boot a guest measured nothing
+        from fslab.guest import cached_image, capable
+        from fslab.system.proc import which
+        if not which("qemu-system-x86_64"):
+            raise FslabError("--target guest needs qemu-system-x86_64 (apt-get install "
+                             "qemu-system-x86)")
+        if cached_image() is None and (why := capable()):
+            raise FslabError(f"--target guest cannot build its guest image here: {why}")
+
     def fs_names(self, plan: Plan) -> list[str]:
         return []   # filesystem tools are the guest's: recorded after the merge
 
