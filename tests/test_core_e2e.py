@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -32,6 +33,9 @@ def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
     p = run_fslab("run", "--fs", "ext4,xfs,btrfs,zfs", "--suite", "fio", "--profile", "smoke",
                   "--results", str(results), "--workdir", str(tmp_path / "work"))
     assert "randwrite" in p.stdout and "raw files" in p.stdout
+    # a log (here a pipe) gets one line per unit, with the unit's own label
+    unit_lines = re.findall(r"^\[(\d+)/40\] (\S+) fio:(\S+) #(\d): done \(", p.stdout, re.M)
+    assert [int(n) for n, *_ in unit_lines] == list(range(1, 41)), p.stdout
     iops = _iops_by_unit(results / "fslab.sqlite")
     expected = {(fs, w, it) for fs in ("ext4", "xfs", "btrfs", "zfs") for w in WORKLOADS for it in (1, 2)}
     assert set(iops) == expected
@@ -61,6 +65,19 @@ def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
     # `list` sees the run
     out = run_fslab("list", "--results", str(results), "--json").stdout
     assert json.loads(out)[0]["run_id"] == run_id
+
+
+def test_a_dumb_terminal_gets_a_line_per_unit(state_dir, results, tmp_path):
+    """The guest's serial console is a tty with TERM=dumb: a bar that cannot redraw would
+    show nothing until the end, so it gets a line per unit, as a log does."""
+    cmd = " ".join([*fslab_cmd(), "run", "--fs", "tmpfs", "--suite", "fio", "--profile", "smoke", "-n", "1", "--no-summary",
+                    "--results", str(results), "--workdir", str(tmp_path / "work")])
+    p = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "TERM": "dumb"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert re.findall(r"^\[(\d)/5\] tmpfs/default fio:\w+ #1: done", p.stdout, re.M) == list("12345"), \
+        p.stdout
+    assert "━" not in p.stdout   # no bar
 
 
 def test_kill9_then_cleanup_then_resume(state_dir, results, tmp_path):

@@ -108,8 +108,11 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     seen_variants: set[str] = set()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    # a log (CI, a pipe) or a dumb terminal (the guest's serial console) cannot redraw a bar:
+    # it gets one line per unit instead
+    live = console.is_terminal and not console.is_dumb_terminal
     try:
-        with Progress(*columns, console=console, transient=False) as bar:
+        with Progress(*columns, console=console, transient=False, disable=not live) as bar:
             task = bar.add_task("starting", total=len(todo))
             count = 0
 
@@ -124,7 +127,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                     out.done += ok
                     out.failed += not ok
                     bar.advance(task)
-                    if not console.is_terminal:   # logs (CI, guest) get a line per unit, not a bar
+                    if not live:
                         console.print(f"[{count}/{int(bar.tasks[0].total)}] {unit.key.label()}: "
                                       f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
 
