@@ -27,3 +27,43 @@ def test_zfs_environment_names_implementation_and_version():
     else:
         assert drv.implementation() == implementation_key("zfs") == "zfs-fuse"
         assert label.startswith("zfs-fuse 0.") and "FUSE" in label
+
+
+@pytest.mark.parametrize("recorded, docs", [("zfs", "OpenZFS"), ("zfs-fuse", "zfs-fuse")])
+def test_claims_follow_the_implementation_the_run_recorded_not_this_host(tmp_path, recorded, docs):
+    """A guest run measured kernel OpenZFS; its report is made on a host with zfs-fuse (or
+    the other way round): the feature matrix and the recommendation cite the run's ZFS."""
+    import json
+    from corpus_data import CORPUS
+    from fslab.fio.parse import job_measurements
+    from fslab.recommend.evidence import gather
+    from fslab.records import Record, canonical_params
+    from fslab.store import Store
+    (job,) = job_measurements(json.loads((CORPUS / "12_ocs-ci_fio-3.7.json").read_text()))
+    store = Store(tmp_path / "results")
+    env = {"filesystems": {fs: {"fs": fs, "in_effect": {"implementation": impl}}
+                           for fs, impl in (("ext4", None), ("zfs", recorded))}}
+    run_id = store.create_run("[run]\n", env, name="guest", status="finished")
+    store.add_records([Record(run_id, "guest-tcg", fs, "default", "fio", "randwrite",
+                              canonical_params({"workload": "randwrite"}), it, m.metric,
+                              m.value * (1 + it / 10), m.unit, m.better, None, float(it))
+                       for fs in ("ext4", "zfs") for it in (1, 2, 3) for m in job.measurements])
+    ev = gather(store, run_id)
+    assert ev.matrix.implementations["zfs"] == recorded
+    assert docs in ev.matrix.cell("zfs", "snapshots").claim.ref
+    store.close()
+
+
+def test_reports_say_which_zfs_measured_before_any_number():
+    from fslab.report.provenance import measured_where
+    fuse = {"run_id": "a", "environment": {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"}}}
+    guest = {"run_id": "b", "environment": {
+        "tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},
+        "guest": {"label": "guest-tcg", "kernel": "6.1.0-56-amd64", "emulated": True}}}
+    (line,) = measured_where([fuse])
+    assert line.startswith("zfs here is zfs-fuse 0.7.0 (FUSE daemon): a userspace port")
+    assert "say nothing about kernel ZFS" in line
+    lines = measured_where([guest])
+    assert lines[0] == "zfs here is OpenZFS 2.3.2 kernel module"
+    assert "EMULATED" in lines[1] and "guest-tcg" in lines[1]
+    assert measured_where([{"run_id": "c", "environment": {"tools": {"fio": "fio-3.33"}}}]) == []

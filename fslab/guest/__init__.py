@@ -53,21 +53,3 @@ def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None):
     returns the run's Outcome (units done, failed, interrupted)."""
     from fslab.guest.runner import run_in_guest as _run
     return _run(plan, store, run_id, console, timeout_s=timeout_s)
-
-
-def report_notes(runs: list[dict]) -> list[str]:
-    """Warnings a report must show for runs measured inside a guest (see docs/guest.md)."""
-    notes = []
-    for run in runs:
-        g = (run.get("environment") or {}).get("guest") or {}
-        if not g:
-            continue
-        where = f"run {run.get('run_id', '?')}: measured inside a qemu guest ({g.get('label', 'guest')}, " \
-                f"kernel {g.get('kernel', '?')})"
-        if g.get("emulated"):
-            notes.append(where + " under TCG software emulation: absolute performance is "
-                         "EMULATED and says nothing about real hardware; compare these "
-                         "filesystems only with each other.")
-        else:
-            notes.append(where + " with KVM: virtualised I/O; compare with host numbers with care.")
-    return notes

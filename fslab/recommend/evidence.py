@@ -16,6 +16,7 @@ from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.features import matrix as fm
 from fslab.recommend.measures import derived_sums
 from fslab.records import RECORD_COLUMNS
+from fslab.report.provenance import recorded_implementations
 
 
 @dataclass
@@ -57,10 +58,15 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
         if features_run:
             outcomes, impls = fm.probe_outcomes(store.records(features_run), store.root)
     names = list(analysis.levels)
+    # the implementation the run measured (OpenZFS in a guest, zfs-fuse on this host), not
+    # the one this machine would use now; probes of another implementation are not its own
+    recorded = recorded_implementations([store.run(run_id)])
+    ran = {lv: recorded.get(lv) or recorded.get(lv.split(":")[0]) for lv in names}
     # probes ran on the default variant; a variant level borrows its filesystem's outcomes
     outcomes = {(lv, feat): o for lv in names for (fs, feat), o in outcomes.items()
-                if fs == lv.split(":")[0]}
-    impls = {lv: impls.get(lv.split(":")[0]) for lv in names if impls.get(lv.split(":")[0])}
+                if fs == lv.split(":")[0] and (ran[lv] is None or impls.get(fs) in (None, ran[lv]))}
+    impls = {lv: ran[lv] or impls.get(lv.split(":")[0]) for lv in names}
+    impls = {lv: i for lv, i in impls.items() if i}
     m = fm.build(names, outcomes, impls)
     return Evidence(run_id, analysis, m, features_run, records)
 

@@ -95,8 +95,8 @@ def markdown(loaded: Loaded) -> str:
                      for r in loaded.runs)
     lines = ["# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
              + ", ".join(a.levels) + ".", ""]
-    from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
-    lines += [f"> **{n}**\n" for n in report_notes(loaded.runs)]
+    from fslab.report.provenance import measured_where   # which ZFS; guest: emulated
+    lines += [f"> **{n}**\n" for n in measured_where(loaded.runs)]
     from fslab.report.headline import headline, headline_text
     answer = headline_text(headline(a, loaded.records))
     if answer:

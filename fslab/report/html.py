@@ -20,6 +20,7 @@ from fslab.report.format import human
 from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
+from fslab.report.provenance import measured_where
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
 
@@ -44,7 +45,8 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
-        verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=_guest_notes(loaded) + footnotes(a),
+        verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
+        measured=measured_where(loaded.runs),
         suites=_suites(loaded, results_root),
         omnibus=_table(_labelled(a.omnibus, a)),
         regression=_table(a.regression),
@@ -54,11 +56,6 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
-
-
-def _guest_notes(loaded: Loaded) -> list[str]:
-    from fslab.guest import report_notes   # guest runs: emulated/virtualised performance
-    return report_notes(loaded.runs)
 
 
 def _table(df: pd.DataFrame) -> dict:

@@ -94,7 +94,9 @@ def print_answer(loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
+    from fslab.report.provenance import measured_where
     lines = headline_text(headline(loaded.analysis, loaded.records))
+    where = measured_where(loaded.runs)
     if lines:
         policies = {((r.get("environment") or {}).get("page_cache")) for r in loaded.runs} - {None}
         cache = (f" (page cache {', '.join(sorted(policies))}: "
@@ -104,5 +106,7 @@ def print_answer(loaded, console: Console) -> None:
                       f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
+    for line in where:   # which ZFS, which machine: before the reader takes any number home
+        console.print(f"[yellow]measured:[/] {escape(line)}")
     for f in loaded.failed_units:
         console.print(f"[red]failed unit, left out of every verdict:[/] {escape(f)}")

@@ -1,0 +1,60 @@
+"""Where the numbers come from, said before any number: which implementation a filesystem
+name stands for (zfs: kernel OpenZFS, or the zfs-fuse daemon) and whether a guest's
+emulator made them. Terminal, Markdown and HTML open their answer with these lines."""
+from __future__ import annotations
+
+SUFFIX = " implementation"
+
+
+def implementation_lines(runs: list[dict]) -> list[str]:
+    """'zfs here is OpenZFS 2.3.2 kernel module', or zfs-fuse's with what that means."""
+    out: list[str] = []
+    for run in runs:
+        tools = (run.get("environment") or {}).get("tools") or {}
+        for key, label in sorted(tools.items()):
+            if not key.endswith(SUFFIX):
+                continue
+            fs = key[:-len(SUFFIX)]
+            line = f"{fs} here is {label}"
+            if "fuse" in str(label).lower():
+                line += (": a userspace port (pool v23, no O_DIRECT, work done in a daemon), "
+                         f"not kernel OpenZFS; its speed and CPU say nothing about kernel "
+                         f"{fs.upper()} (--target guest runs OpenZFS)")
+            if line not in out:
+                out.append(line)
+    return out
+
+
+def measured_where(runs: list[dict]) -> list[str]:
+    """Every line a reader needs before the first number: implementations, then guests."""
+    return implementation_lines(runs) + guest_lines(runs)
+
+
+def guest_lines(runs: list[dict]) -> list[str]:
+    """Warnings a report must show for runs measured inside a guest (see docs/guest.md)."""
+    notes = []
+    for run in runs:
+        g = (run.get("environment") or {}).get("guest") or {}
+        if not g:
+            continue
+        where = f"run {run.get('run_id', '?')}: measured inside a qemu guest ({g.get('label', 'guest')}, " \
+                f"kernel {g.get('kernel', '?')})"
+        if g.get("emulated"):
+            notes.append(where + " under TCG software emulation: absolute performance is "
+                         "EMULATED and says nothing about real hardware; compare these "
+                         "filesystems only with each other.")
+        else:
+            notes.append(where + " with KVM: virtualised I/O; compare with host numbers with care.")
+    return notes
+
+
+def recorded_implementations(runs: list[dict]) -> dict[str, str]:
+    """Each filesystem level's implementation as its run recorded it when mounted (keys the
+    feature-claims tables): a report made on another machine must not take the host's."""
+    out: dict[str, str] = {}
+    for run in runs:
+        for label, fs in ((run.get("environment") or {}).get("filesystems") or {}).items():
+            impl = ((fs or {}).get("in_effect") or {}).get("implementation")
+            if impl:
+                out.setdefault(label, impl)
+    return out
