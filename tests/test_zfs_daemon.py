@@ -45,6 +45,54 @@ def test_a_hung_daemon_that_fslab_started_is_replaced(state_dir):
     assert zfs.fuse_daemon_pid() is None
 
 
+def test_the_last_fslab_run_to_end_stops_a_daemon_another_run_started(tmp_path, monkeypatch):
+    """Run A starts zfs-fuse and ends while run B still has a pool: the daemon stays (B
+    needs it). When B ends, B stops it although B did not start it: no idle daemon is left."""
+    from fslab.filesystems import zfs
+    from fslab.system.proc import run
+    if zfs.kernel_zfs():
+        pytest.skip("kernel OpenZFS in use: no fuse daemon")
+    if zfs.fuse_daemon_pid():
+        pytest.skip("a zfs-fuse daemon not started by this test is running")
+    run_a, run_b = tmp_path / "state-a", tmp_path / "state-b"
+    vdev = tmp_path / "vdev.img"
+    with open(vdev, "wb") as f:
+        f.truncate(128 << 20)
+    pool = f"fslabtest{os.getpid()}"
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(run_a))
+    assert zfs.ensure_fuse_daemon() is True
+    daemon = zfs.fuse_daemon_pid()
+    try:
+        monkeypatch.setenv("FSLAB_STATE_DIR", str(run_b))
+        assert zfs.ensure_fuse_daemon() is False          # B uses A's daemon
+        run(["zpool", "create", "-f", "-m", "none", "-o", "cachefile=none", pool, str(vdev)],
+            timeout=120)
+        monkeypatch.setenv("FSLAB_STATE_DIR", str(run_a))
+        zfs.stop_fuse_daemon_if_ours()                     # A ends: B's pool keeps it
+        assert zfs.fuse_daemon_pid() == daemon
+        monkeypatch.setenv("FSLAB_STATE_DIR", str(run_b))
+        zfs.destroy_zpool(pool)
+        zfs.stop_fuse_daemon_if_ours()                     # B ends last: it stops it
+        assert zfs.fuse_daemon_pid() is None
+    finally:
+        if zfs.fuse_daemon_pid() == daemon:
+            run(["zpool", "destroy", "-f", pool], check=False, timeout=60)
+            os.kill(daemon, signal.SIGKILL)
+    # a daemon the user started is not fslab's: never stopped
+    user = subprocess.Popen(["zfs-fuse", "--no-daemon", "--no-kstat-mount"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if zfs.fuse_daemon_pid() == user.pid:
+                break
+            time.sleep(0.05)
+        zfs.stop_fuse_daemon_if_ours()
+        assert user.poll() is None
+    finally:
+        user.terminate()
+        user.wait(timeout=30)
+
+
 def _measured_fio(results: Path) -> list[int]:
     """pids of the measured fio runs (not the layout) writing under `results`."""
     pids = []

@@ -136,7 +136,15 @@ class Zfs(Driver):
             argv.append("mirror")
         argv += inst.devices
         state.note("zpool", pool_of(inst))
-        run(argv, timeout=600)
+        try:
+            run(argv, timeout=600)
+        except StepFailed:
+            if kernel_zfs() or fuse_daemon_pid():
+                raise
+            # another fslab run ended between our start and this create and stopped the
+            # then idle daemon: start it again, once
+            ensure_fuse_daemon()
+            run(argv, timeout=600)
 
     def mount(self, inst: Instance) -> None:
         if not zpool_imported(pool_of(inst)):

@@ -3,6 +3,10 @@
 fslab starts it when a pool is needed and nothing runs it, notes it in the state
 file (so `fslab cleanup` stops it), replaces it when it hangs (only one fslab
 started) and stops it at the end of the run when no pool is left in use.
+
+One daemon serves every fslab run on the host, so whether fslab started it is also
+written host-wide (`started_mark()`): when the run that started it ends while another
+run still has a pool, the daemon stays, and the last fslab run to end stops it.
 """
 from __future__ import annotations
 
@@ -34,6 +38,18 @@ def responsive(timeout: float = 20) -> bool:
     try:
         return run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=timeout).ok
     except StepFailed:   # timed out
+        return False
+
+
+def started_mark() -> Path:
+    """Host-wide: the pid of the zfs-fuse daemon an fslab run started (cleared at boot)."""
+    return Path("/run/fslab-zfs-fuse.pid") if os.geteuid() == 0 else state.state_dir() / "zfs-fuse.started"
+
+
+def _started_by_fslab(pid: int) -> bool:
+    try:
+        return int(started_mark().read_text()) == pid
+    except (OSError, ValueError):
         return False
 
 
@@ -71,6 +87,7 @@ def ensure_fuse_daemon() -> bool:
             pid = int(pidfile.read_text().strip())
             state.forget("daemon", "zfs-fuse")   # a daemon of ours that died on its own
             state.note("daemon", "zfs-fuse", daemon_pid=pid, match="zfs-fuse", busy_check="zpool")
+            started_mark().write_text(str(pid))
             break
         time.sleep(0.05)
     else:
@@ -83,8 +100,10 @@ def ensure_fuse_daemon() -> bool:
 
 
 def daemon_is_ours(pid: int) -> bool:
-    return any(e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
-               for e in state.entries())
+    """Started by this run (its state file) or by another fslab run on this host."""
+    return _started_by_fslab(pid) or any(
+        e["kind"] == "daemon" and e["id"] == "zfs-fuse" and int(e["daemon_pid"]) == pid
+        for e in state.entries())
 
 
 def replace_hung_daemon(why: str) -> str:
@@ -110,16 +129,20 @@ def pools_in_use() -> list[str]:
 
 
 def stop_fuse_daemon_if_ours() -> None:
-    """Stop zfs-fuse when fslab started it and no live fslab process still has a pool."""
+    """Stop zfs-fuse when an fslab run (this one or another) started it and no pool is
+    left in use; a daemon the user started is never stopped."""
     mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
-    if not mine:
+    live = fuse_daemon_pid()
+    if not mine and not (live and _started_by_fslab(live)):
         return
-    if pools_in_use():
-        return
-    pid = mine[0]["daemon_pid"]
-    if Path(f"/proc/{pid}/comm").exists() and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
-        stop_pid(int(pid), timeout=30)
+    if live and pools_in_use():
+        return        # another run (or the user) still needs it: the last one to end stops it
+    for pid in {live, *(int(e["daemon_pid"]) for e in mine)} - {None}:
+        if daemon_is_ours(pid) and Path(f"/proc/{pid}/comm").exists() \
+                and "zfs-fuse" in Path(f"/proc/{pid}/comm").read_text():
+            stop_pid(pid, timeout=30)
     state.forget("daemon", "zfs-fuse")
+    started_mark().unlink(missing_ok=True)
 
 
 BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()]
