@@ -19,7 +19,7 @@ from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
 from fslab.remote.hosts import AGGREGATE_HOST
 from fslab.report.format import human, human_spread
-from fslab.run.summary import HEADLINE
+from fslab.run.summary import THROUGHPUT
 
 
 def host_order(records: pd.DataFrame, preferred: list[str] | None = None) -> list[str]:
@@ -29,7 +29,7 @@ def host_order(records: pd.DataFrame, preferred: list[str] | None = None) -> lis
 
 
 def host_comparisons(records: pd.DataFrame, order: list[str] | None = None,
-                     metrics: tuple[str, ...] = HEADLINE) -> pd.DataFrame:
+                     metrics: tuple[str, ...] = THROUGHPUT) -> pd.DataFrame:
     """One row per (fs variant, case, metric, pair of hosts): medians, change, verdict."""
     per_host = records[(records["host"] != AGGREGATE_HOST) & records["metric"].isin(metrics)]
     hosts = host_order(per_host, order)
@@ -53,7 +53,7 @@ def sentence(r: dict) -> str:
     return f"{r['other']} vs {r['baseline']} on {fs}, {r['suite']}:{r['case']} {r['metric']}: {said}"
 
 
-def host_table(records: pd.DataFrame, metric_pick=HEADLINE) -> Table:
+def host_table(records: pd.DataFrame, metric_pick=THROUGHPUT) -> Table:
     """Per (fs variant, case): each host's median (min–max) of the first headline metric."""
     hosts = host_order(records)
     if AGGREGATE_HOST in set(records["host"]):

@@ -8,8 +8,12 @@ from rich.table import Table
 from fslab.analysis.names import metric_label
 from fslab.report.format import human, human_spread   # one number format for every output
 
-# Shown first when present; other suites fall back to their directional metrics.
-HEADLINE = ("read_iops", "write_iops", "read_bw", "write_bw")
+# The first of these sets present in a workload is its table's columns (throughput; the
+# fate of damaged blocks, where "detected" has no direction but says the most); other
+# workloads show their first directional metrics.
+THROUGHPUT = ("read_iops", "write_iops", "read_bw", "write_bw")
+HEADLINE = (THROUGHPUT,
+            ("damaged", "detected", "silent", "healed", "healed_after_scrub", "collateral_damage"))
 MAX_METRICS = 4
 
 
@@ -26,7 +30,9 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     if df.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
     for (suite, case, params), g in df.groupby(["suite", "case", "params"], sort=True):
-        metrics = [m for m in HEADLINE if m in set(g.metric)]
+        present = set(g.metric)
+        metrics = next(([m for m in ms if m in present] for ms in HEADLINE
+                        if present.intersection(ms)), [])
         if not metrics:
             directional = g[g.better.notna()].metric.unique().tolist()
             metrics = directional[:MAX_METRICS]
