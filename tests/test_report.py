@@ -210,3 +210,31 @@ def test_multi_host_records_get_a_hosts_compared_section():
     one_host = records[records["host"] == "h1"]
     b = analyze(one_host, regression=False)
     assert hosts.sections(FigureContext(b, "fio", b.summary, b.data)) == []
+
+
+def test_run_summary_of_integrity_shows_what_was_detected(tmp_path):
+    """'detected' has no direction (healed is better), yet it is what tells a filesystem
+    that caught every flip (OpenZFS without redundancy) from one that did nothing."""
+    import io
+    from rich.console import Console
+    from fslab.records import Measurement, UnitKey, stamp
+    from fslab.run.summary import print_run_summary
+    store = Store(tmp_path)
+    run_id = store.create_run("[run]\n", {})
+    counts = {"ext4": (0, 8, 0), "zfs": (8, 0, 0)}   # detected, silent, healed of 8 damaged
+    for fs, (det, sil, hea) in counts.items():
+        key = UnitKey("localhost", fs, "default", "integrity", "data", '{"damage": "data"}', 1)
+        ms = [Measurement("damaged", 8, "count", None, "x"),
+              Measurement("detected", det, "count", None, "x"),
+              Measurement("silent", sil, "count", "lower", "x"),
+              Measurement("healed", hea, "count", "higher", "x"),
+              Measurement("mount_ok", 1, "bool", None, "x")]
+        store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done", None,
+                          time.time(), "x")
+    buf = io.StringIO()
+    print_run_summary(store, run_id, Console(file=buf, width=150))
+    header = next(line for line in buf.getvalue().splitlines() if "filesystem" in line)
+    assert re.findall(r"damaged|detected|silent|healed", header) == \
+        ["damaged", "detected", "silent", "healed"]
+    zfs_row = next(line for line in buf.getvalue().splitlines() if "│ zfs" in line)
+    assert re.findall(r"(\d) count", zfs_row) == ["8", "8", "0", "0"]
