@@ -386,3 +386,40 @@ def test_rounds_needed_is_the_fewest_that_can_separate_after_holm():
 def test_too_few_rounds_says_how_many_would_do():
     a = analyze(frame({"ext4": [1.0, 2.0], "xfs": [3.0, 4.0]}), regression=False)
     assert a.tiers.iloc[0]["why"] == "n=2: too few rounds for any test to separate 2 filesystems (4 per filesystem can)"
+
+
+def test_the_answer_of_an_integrity_workload_is_what_passed_silently():
+    # audit: the headline fell back to the alphabetically first metric, so integrity's answer
+    # was "collateral damage: ~" while ext4 returned 8 of 8 flipped blocks silently
+    from fslab.report.headline import headline
+    silent = {"ext4": [8.0] * 5, "zfs": [0.0] * 5}
+    recs = pd.concat([frame(silent, metric="silent", unit="count", better="lower", case="data"),
+                      frame({"ext4": [0.0] * 5, "zfs": [0.0] * 5}, metric="collateral_damage",
+                            unit="count", better="lower", case="data"),
+                      frame({"ext4": [0.0] * 5, "zfs": [8.0] * 5}, metric="healed",
+                            unit="count", better="higher", case="data")], ignore_index=True)
+    entries = headline(analyze(recs, regression=False), recs)
+    assert entries[0]["metrics"] == ["silent"]
+    assert entries[0]["lines"][0].startswith("silent: zfs ≫ ext4")
+
+
+def test_each_workload_is_answered_by_the_metric_of_its_question():
+    from fslab.report.headline import _main_metrics
+    asked = {  # metric sets as the suites record them (abridged), and the answer expected
+        "dedup": ({"read_iops", "read_bw", "read_clat_p99", "space_saving_ratio", "setup_time",
+                   "space_consumed"}, ["space_saving_ratio"]),
+        "largefile": ({"total_time", "write_throughput", "space_consumed", "space_saving_ratio"},
+                      ["total_time"]),
+        "smallfiles": ({"create_time", "space_overhead_per_file", "space_saving_ratio",
+                        "space_consumed"}, ["space_overhead_per_file"]),
+        "enospc": ({"checker_clean", "filled_bytes", "usable_bytes", "precious_intact"},
+                   ["filled_bytes"]),
+        "aging-step": ({"aging_factor", "grep_cost_aged", "layout_score_aged"}, ["aging_factor"]),
+        "aging": ({"failed_steps", "pull_seconds_total"}, ["pull_seconds_total"]),
+        "tasks": ({"elapsed", "major_faults", "capacity_initial"}, ["elapsed"]),
+        "randwrite": ({"write_iops", "write_bw", "write_clat_p99", "write_amplification"},
+                      ["write_iops", "write_clat_p99"]),
+        "seqread": ({"read_iops", "read_bw", "read_clat_p99"}, ["read_bw", "read_clat_p99"]),
+    }
+    for case, (metrics, want) in asked.items():
+        assert _main_metrics(case, metrics) == want, case

@@ -15,15 +15,24 @@ from fslab.report.tables import workload_label
 MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
 
 
+# The question a workload answers, by the metric that answers it, where its records carry
+# more than one candidate: corruption that passed unnoticed (not collateral damage), space
+# per small file and large-file creation time (not the space saving both also record),
+# dedup's space saving (not its read phase's IOPS), how much fitted before ENOSPC (not the
+# checker's verdict), aging's slow-down (not its failed steps).
+ANSWERS = ("silent", "space_overhead_per_file", "total_time", "space_saving_ratio",
+           "filled_bytes", "aging_factor")
+TIMES = ("elapsed_with_writeback", "elapsed", "time", "seconds", "pull_seconds_total")
+
+
 def _main_metrics(case: str, metrics: set[str]) -> list[str]:
-    """The metric that answers the workload (throughput or time), then its p99 latency."""
+    """The metric that answers the workload (throughput, time, or what ANSWERS names),
+    then its p99 latency."""
     seq = "seq" in case.lower()
     prefs = (["write_bw", "read_bw", "write_iops", "read_iops"] if seq else
              ["write_iops", "read_iops", "write_bw", "read_bw"])
-    main = next((m for m in prefs if m in metrics), None)
-    if main is None:
-        main = next((m for m in ("elapsed_with_writeback", "elapsed", "time", "seconds")
-                     if m in metrics), None)
+    main = next((m for m in (*ANSWERS, *prefs, *TIMES, "available_bytes") if m in metrics),
+                None)
     if main is None:
         main = sorted(metrics)[0] if metrics else None
     out = [main] if main else []
