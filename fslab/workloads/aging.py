@@ -364,7 +364,8 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
         raise StepFailed(f"grep for {text!r} exited {a['grep_exit']}/{u['grep_exit']} "
                          "(expected 1: no match); the timing would be wrong")
     ctx.log(f"aging step {step}: grep {a['cost']:.2f} s/GB aged, {u['cost']:.2f} unaged; "
-            f"layout {a['layout']} / {u['layout']}")
+            "layout " + " / ".join("not measurable" if x is None else f"{x:.3f}"
+                                   for x in (a["layout"], u["layout"])))
     return out
 
 
