@@ -6,14 +6,14 @@ from rich.console import Console
 from rich.table import Table
 
 from fslab.analysis.names import metric_label
+from fslab.report.headline import ANSWERS
 from fslab.report.format import human, human_spread   # one number format for every output
 
-# The first of these sets present in a workload is its table's columns (throughput; the
-# fate of damaged blocks, where "detected" has no direction but says the most); other
-# workloads show their first directional metrics.
+# A workload's table: the fate of damaged blocks, where "detected" has no direction but says
+# the most; else the metric that answers the workload (fslab.report.headline.ANSWERS, as in
+# the answer line), throughput, then its other directional metrics.
 THROUGHPUT = ("read_iops", "write_iops", "read_bw", "write_bw")
-HEADLINE = (THROUGHPUT,
-            ("damaged", "detected", "silent", "healed", "healed_after_scrub", "collateral_damage"))
+OUTCOMES = ("damaged", "detected", "silent", "healed", "healed_after_scrub", "collateral_damage")
 MAX_METRICS = 4
 
 
@@ -23,6 +23,18 @@ def _params_label(params: str) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
+def _columns(g) -> list[str]:
+    present = set(g.metric)
+    if present.intersection(OUTCOMES):
+        return [m for m in OUTCOMES if m in present]
+    answer = [m for m in ANSWERS if m in present][:1]
+    through = [m for m in THROUGHPUT if m in present]
+    if through and not answer:
+        return through
+    directional = g[g.better.notna()].metric.unique().tolist()
+    return (answer + through + [m for m in directional if m not in answer + through])[:MAX_METRICS]
+
+
 def print_run_summary(store, run_id: str, console: Console) -> None:
     df = store.records(run_id)
     units = store.units(run_id)
@@ -30,12 +42,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     if df.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
     for (suite, case, params), g in df.groupby(["suite", "case", "params"], sort=True):
-        present = set(g.metric)
-        metrics = next(([m for m in ms if m in present] for ms in HEADLINE
-                        if present.intersection(ms)), [])
-        if not metrics:
-            directional = g[g.better.notna()].metric.unique().tolist()
-            metrics = directional[:MAX_METRICS]
+        metrics = _columns(g)
         if not metrics:
             continue
         extra = _params_label(params)
