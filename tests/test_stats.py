@@ -423,3 +423,24 @@ def test_each_workload_is_answered_by_the_metric_of_its_question():
     }
     for case, (metrics, want) in asked.items():
         assert _main_metrics(case, metrics) == want, case
+
+
+def test_the_answer_shows_a_series_of_steps_at_its_last_step():
+    # aging measures after 0, 25, 50 pulls: the answer is where it ended (ten lines of
+    # intermediate steps pushed the other workloads off the first screen)
+    from fslab.report.headline import headline
+    parts = []
+    for step in (0, 25, 50):
+        f = frame({"ext4": [1.0 + step / 10] * 5, "xfs": [1.0] * 5}, metric="aging_factor",
+                  unit="ratio", better="lower", case="git")
+        f["suite"], f["params"] = "aging", f'{{"pulls": 50, "step": {step}}}'
+        parts.append(f)
+    f = frame({"ext4": [9.0] * 5, "xfs": [8.0] * 5}, metric="pull_seconds_total", unit="s",
+              better="lower", case="git")
+    f["suite"], f["params"] = "aging", '{"pulls": 50}'
+    recs = pd.concat([*parts, f], ignore_index=True)
+    entries = headline(analyze(recs, regression=False), recs)
+    assert sorted(e["workload"] for e in entries) == ["aging:git pulls=50",
+                                                      "aging:git pulls=50 step=50"]
+    last = next(e for e in entries if e["workload"].endswith("step=50"))
+    assert last["lines"][0].startswith("aging factor: xfs ≫ ext4")

@@ -6,6 +6,7 @@ import re
 
 import math
 
+import orjson
 import pandas as pd
 
 from fslab.analysis import Analysis
@@ -71,9 +72,13 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         return []
     mem = memory_bound(records) if records is not None else {}
     wkeys = [k for k in a.keys if k not in ("metric", "unit")]
+    groups = [(dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,))), g)
+              for wkey, g in a.tiers.groupby(wkeys, sort=True, dropna=False)]
+    last = _last_steps([ident for ident, _ in groups])
     out = []
-    for wkey, g in a.tiers.groupby(wkeys, sort=True, dropna=False):
-        ident = dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,)))
+    for ident, g in groups:
+        if not last(ident):
+            continue
         wanted = _main_metrics(str(ident.get("case", "")), set(g["metric"]))
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]
         memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params")))
@@ -82,6 +87,33 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
                     "lines": [r["line"] for r in lines],
                     "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
     return out
+
+
+def _series(ident: dict) -> tuple[tuple, float | None]:
+    """(the workload without its step, the step) for a workload measured in steps (aging)."""
+    try:
+        params = orjson.loads(ident.get("params") or "{}")
+    except orjson.JSONDecodeError:
+        params = {}
+    step = params.pop("step", None) if isinstance(params, dict) else None
+    rest = orjson.dumps(params, option=orjson.OPT_SORT_KEYS) if isinstance(params, dict) else b""
+    key = tuple(sorted((k, str(v)) for k, v in ident.items() if k != "params")) + (rest,)
+    return key, (float(step) if isinstance(step, (int, float)) else None)
+
+
+def _last_steps(idents: list[dict]):
+    """A test for the workloads the answer shows: of a series of steps (aging after 0, 25, ...
+    pulls), only the last: the earlier steps are the way there, in the details."""
+    final: dict[tuple, float] = {}
+    for ident in idents:
+        key, step = _series(ident)
+        if step is not None:
+            final[key] = max(step, final.get(key, step))
+
+    def shown(ident: dict) -> bool:
+        key, step = _series(ident)
+        return step is None or step == final[key]
+    return shown
 
 
 def headline_text(entries: list[dict]) -> list[str]:
