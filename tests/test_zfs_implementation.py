@@ -67,3 +67,12 @@ def test_reports_say_which_zfs_measured_before_any_number():
     assert lines[0] == "zfs here is OpenZFS 2.3.2 kernel module"
     assert "EMULATED" in lines[1] and "guest-tcg" in lines[1]
     assert measured_where([{"run_id": "c", "environment": {"tools": {"fio": "fio-3.33"}}}]) == []
+
+
+def test_no_openzfs_claim_cites_zfs_fuse():
+    # a guest OpenZFS report cited "zfs(8), zpool(8) of zfs-fuse 0.7.0" for scrub and
+    # metadata checksums: the claims OpenZFS shares with zfs-fuse cite OpenZFS's pages
+    from fslab.filesystems.zfs import FUSE_CLAIMS, KERNEL_CLAIMS
+    assert set(KERNEL_CLAIMS) == set(FUSE_CLAIMS)
+    for feature, claim in KERNEL_CLAIMS.items():
+        assert "fuse" not in (claim.ref + claim.note).lower(), (feature, claim)
