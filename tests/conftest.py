@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,10 @@ def _pool_backing(pool: str) -> str:
             if p.exists():
                 files.append(p.read_text().strip())
     return " ".join(files)
+
+
+def sigint_as_at_a_terminal() -> None:
+    """preexec_fn for an fslab a test will Ctrl-C: a shell starts background jobs with SIGINT
+    ignored, and Python keeps it so: when the suite itself runs in the background, fslab
+    would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

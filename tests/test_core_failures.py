@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from conftest import fslab_cmd, leftovers, mount_leftovers, needs_root, run_fslab
+from conftest import (fslab_cmd, leftovers, mount_leftovers, needs_root, run_fslab,
+                      sigint_as_at_a_terminal)
 
 pytestmark = [pytest.mark.e2e, needs_root()]
 
@@ -50,19 +51,13 @@ def test_a_unit_past_its_deadline_fails_as_hung_and_the_run_goes_on(state_dir, r
     assert not subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True).stdout
 
 
-def _sigint_as_at_a_terminal():
-    # a shell starts background jobs with SIGINT ignored, and Python keeps it so: when the
-    # suite itself runs in the background, fslab would never see this test's Ctrl-C
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_tears_down_and_marks_the_run_interrupted(sig, state_dir, results, tmp_path):
     work = tmp_path / "work"
     proc = subprocess.Popen([*fslab_cmd(), "run", "--fs", "ext4,xfs", "--suite", "fio",
                              "--profile", "smoke", "--fio", "runtime=4", "--results", str(results),
                              "--workdir", str(work)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, preexec_fn=_sigint_as_at_a_terminal)
+                            text=True, preexec_fn=sigint_as_at_a_terminal)
     deadline = time.time() + 120
     while time.time() < deadline:   # interrupt while a filesystem is mounted and fio runs
         if mount_leftovers(str(work)):   # (zpool commands of other runs could make it slow)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sigint_as_at_a_terminal
 from fslab.guest import initramfs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,6 +106,34 @@ def test_crash_suite_explains_itself_without_dm_flakey():
     from fslab import filesystems
     assert "--target guest" in Crash().supports(filesystems.get("ext4"))
     assert Crash().supports(filesystems.get("tmpfs"))
+
+
+def test_agent_stops_fslab_as_ctrl_c_would_when_the_host_asks(tmp_path):
+    """The host's stop file reaches the guest's fslab as SIGINT (a KeyboardInterrupt it
+    handles by tearing down and marking its run interrupted), once, and its exit is kept."""
+    from fslab.guest.agent import run_until_done_or_stopped
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import sys, time\n"
+        "try:\n"
+        "    time.sleep(60)\n"
+        "except KeyboardInterrupt:\n"
+        f"    open({str(tmp_path / 'tore-down')!r}, 'w').write('yes')\n"
+        "    sys.exit(130)\n")
+    stop = tmp_path / "stop"
+    import threading
+    threading.Timer(1.0, stop.write_text, args=("interrupted",)).start()
+    t0 = time.monotonic()
+    rc = run_until_done_or_stopped([sys.executable, str(child)], dict(os.environ), stop)
+    assert rc == 130 and (tmp_path / "tore-down").read_text() == "yes"
+    assert time.monotonic() - t0 < 30
+
+
+def test_agent_lets_fslab_finish_when_nobody_asks_it_to_stop(tmp_path):
+    from fslab.guest.agent import run_until_done_or_stopped
+    rc = run_until_done_or_stopped([sys.executable, "-c", "import sys; sys.exit(3)"],
+                                   dict(os.environ), tmp_path / "stop")
+    assert rc == 3
 
 
 def test_merge_rewrites_run_host_and_artifacts(tmp_path):
@@ -268,6 +298,93 @@ def test_crash_suite_gives_a_table_for_ext4_f2fs_ext2_and_openzfs(guest_run):
     for r in db.execute("SELECT DISTINCT artifact FROM records WHERE suite='crash'"):
         detail = json.loads((results / r["artifact"]).read_text())
         assert "problems" in detail and "checker" in detail
+
+
+RESUME_PLAN = """
+[run]
+profile = "smoke"
+iterations = 3
+
+[[filesystem]]
+name = "ext4"
+
+[[filesystem]]
+name = "tmpfs"
+
+[[suite]]
+kind = "fio"
+[suite.jobs.w]
+rw = "randwrite"
+bs = "4k"
+size = "16M"
+runtime = 1
+"""
+
+
+@pytest.mark.guest
+@needs_guest
+def test_an_interrupted_guest_run_keeps_its_units_and_resumes_in_the_guest(image, state_dir,
+                                                                           tmp_path):
+    """Ctrl-C stops the guest's fslab as Ctrl-C stops a local run: the units done are merged
+    (not lost with the guest's disk); `--resume` (no --target) goes back into a guest, which
+    keeps those units and runs only the rest."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(RESUME_PLAN)
+    results = tmp_path / "results"
+    env = {**os.environ, "FSLAB_STATE_DIR": str(state_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "fslab", "run", str(plan), "--target", "guest",
+                             "--results", str(results)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=REPO, env=env,
+                            preexec_fn=sigint_as_at_a_terminal)
+    import queue
+    import threading
+    lines: list[str] = []
+    q: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [q.put(x) for x in proc.stdout] + [q.put(None)],
+                     daemon=True).start()
+    try:
+        deadline = time.monotonic() + 900
+        while True:   # the guest prints a line per unit on its console
+            line = q.get(timeout=max(1.0, deadline - time.monotonic()))
+            if line is None:
+                pytest.fail("the guest run ended before its second unit: " + "".join(lines[-30:]))
+            lines.append(line)
+            if "[2/6]" in line and ": done (" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    while (line := q.get(timeout=30)) is not None:
+        lines.append(line)
+    out = "".join(lines)
+    assert proc.returncode == 130, out[-4000:]
+    assert "the host asked to stop" in out, out[-4000:]
+    db = sqlite3.connect(results / "fslab.sqlite")
+    run_id, status = db.execute("SELECT run_id, status FROM runs").fetchone()
+    assert status == "interrupted"
+    first = dict(db.execute("SELECT fs || ' #' || iteration, COUNT(*) FROM records "
+                            "WHERE metric='write_iops' GROUP BY 1").fetchall())
+    assert 2 <= len(first) < 6, first
+    db.close()
+    assert not _qemu_pids(), "the interrupted guest is still running"
+
+    p = subprocess.run([sys.executable, "-m", "fslab", "run", "--resume", run_id,
+                        "--results", str(results)], capture_output=True, text=True,
+                       timeout=1200, cwd=REPO, env=env)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-4000:]
+    assert "resuming the guest's run" in p.stdout
+    assert f"resuming: {len(first)} of 6 units already done" in p.stdout, p.stdout[-4000:]
+    db = sqlite3.connect(results / "fslab.sqlite")
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
+    hosts = {h for (h,) in db.execute("SELECT DISTINCT host FROM records")}
+    assert hosts and all(h.startswith("guest-") for h in hosts), hosts   # never the host's fs
+    after = dict(db.execute("SELECT fs || ' #' || iteration, COUNT(*) FROM records "
+                            "WHERE metric='write_iops' GROUP BY 1").fetchall())
+    assert set(after) == {f"{fs} #{i}" for fs in ("ext4", "tmpfs") for i in (1, 2, 3)}
+    assert [u for (u,) in db.execute("SELECT status FROM units")] == ["done"] * 6
 
 
 @pytest.mark.guest

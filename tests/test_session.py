@@ -5,6 +5,7 @@ outcome); the session under test is fslab's own."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 import typer
@@ -134,3 +135,40 @@ def test_the_guest_executor_refuses_when_it_could_not_build_an_image(session, tm
     with pytest.raises(FslabError, match="cannot build its guest image here: missing .*cpio"):
         session.run(GuestExecutor())
     assert session.store.runs() == []
+
+
+# --- a resumed run continues where it started ----------------------------------
+
+def _run_row(kind: str, **where) -> dict:
+    return {"run_id": "20261123-000000-abcd", "environment": {"target": {"kind": kind, **where}}}
+
+
+def test_a_resumed_guest_run_goes_back_to_the_guest():
+    # the stored plan does not name the target: without this, a guest run's resume ran on
+    # the host (zfs-fuse instead of OpenZFS, and host numbers beside emulated ones)
+    from fslab.run.session import resumed_target
+    assert resumed_target(_run_row("guest"), None, None, None, None) == ("guest", None)
+    assert resumed_target(_run_row("hosts"), None, None, None, None) == ("hosts", None)
+    assert resumed_target(_run_row("loop"), None, None, None, None) == ("loop", None)
+
+
+def test_a_resumed_run_refuses_another_target():
+    from fslab.run.session import resumed_target
+    with pytest.raises(FslabError, match="ran on the guest target, not loop"):
+        resumed_target(_run_row("guest"), "loop", None, None, None)
+    with pytest.raises(FslabError, match="ran on the loop target, not hosts"):
+        resumed_target(_run_row("loop"), None, None, None, Path("hosts.toml"))
+
+
+def test_a_resumed_device_run_needs_the_device_confirmed_again():
+    from fslab.run.session import resumed_target
+    row = _run_row("device", device="/dev/sdz")
+    with pytest.raises(FslabError, match="--device /dev/sdz --destroy-data /dev/sdz"):
+        resumed_target(row, None, None, None, None)
+    assert resumed_target(row, None, "/dev/sdz", None, None) == ("device", None)
+
+
+def test_a_resumed_mountpoint_run_measures_the_same_directory():
+    from fslab.run.session import resumed_target
+    row = _run_row("mountpoint", directory="/srv/data")
+    assert resumed_target(row, None, None, None, None) == ("mountpoint", Path("/srv/data"))

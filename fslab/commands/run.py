@@ -32,8 +32,9 @@ def run(
                                   "(plan: run.target_ci), at most run.max_iterations (30) rounds."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the randomized order (default 42)."),
     results: Optional[Path] = ResultsOpt,
-    resume: Optional[str] = typer.Option(None, "--resume", help="Continue RUN_ID: done units are kept, "
-                                         "unfinished ones redone."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue RUN_ID on the target it "
+                                         "started on: done units are kept, unfinished ones "
+                                         "redone."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for every fio job "
                                   "(repeatable; overrides the plan; runs as typed at every "
                                   "profile, which scales only the plan's own sizes and runtimes)."),
@@ -86,6 +87,9 @@ def run(
                                   mkfs_options, mount_options, adaptive, job, image_size)
             apply_cache_and_baseline(the_plan, page_cache, baseline)
             validate.plan(the_plan)
+    if resume:
+        from fslab.run.session import resumed_target
+        target, mountpoint = resumed_target(store.run(resume), target, device, mountpoint, hosts)
     if device:
         target = target or "device"
     if mountpoint:
@@ -105,10 +109,10 @@ def run(
 def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, workdir):
     """Where the units execute: fio hosts, one qemu guest, or here."""
     from fslab.fio.jobfile import job_file_suites
-    if job_file_suites(the_plan) and (hosts or the_plan.hosts or target == "guest"):
+    if job_file_suites(the_plan) and (hosts or the_plan.hosts or target in ("guest", "hosts")):
         raise FslabError("fio job files (--job, job_files) run on this host's filesystems only "
                          "for now: drop --hosts / --target guest, or run the file there")
-    if hosts or the_plan.hosts:
+    if hosts or the_plan.hosts or target == "hosts":
         from fslab.remote import HostsExecutor   # fio client/server
         return HostsExecutor(hosts)
     if target == "guest":

@@ -5,6 +5,9 @@ Protocol (files in the 9p job share, written by fslab.guest.runner on the host):
                  "env": {...}}
     src/        fslab's own source (so the guest runs exactly the host's fslab)
     plan.toml   the plan to run
+    seed.sqlite (optional) the guest store of an interrupted attempt, for --resume
+    stop        (written by the host on Ctrl-C) stop as Ctrl-C would: the guest's fslab
+                tears its unit down and marks its run interrupted; what it measured is sent
 The agent formats and mounts the data disk, runs argv (normally `python3 -m fslab
 run plan.toml --results /data/results ...`) with its output on the serial console,
 then sends the results directory as out/results.tar and writes out/status.json last:
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import tarfile
 import sys
@@ -49,6 +54,28 @@ def guest_facts() -> dict:
             "memory_bytes": int(mem) * 1024, "python": sys.version.split()[0]}
 
 
+def _default_sigint() -> None:
+    # in the child: Python turns SIGINT into KeyboardInterrupt only if it was not ignored
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run_until_done_or_stopped(argv: list[str], env: dict, stop: Path) -> int:
+    """Run fslab; when the host writes `stop`, give it SIGINT once (Ctrl-C: it tears
+    its current unit down and marks its run interrupted, keeping the units done)."""
+    proc = subprocess.Popen(argv, env=env, cwd="/tmp", preexec_fn=_default_sigint)
+    asked = False
+    while proc.poll() is None:
+        if not asked and stop.exists():
+            asked = True
+            _say("the host asked to stop: interrupting fslab (it keeps the units done)")
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+    return proc.returncode
+
+
 def main(job_dir: str) -> int:
     job = Path(job_dir)
     spec = json.loads((job / "job.json").read_text())
@@ -61,10 +88,14 @@ def main(job_dir: str) -> int:
             t0 = time.monotonic()
             prepare_data_disk(spec["data_disk"])
             _say(f"data disk {spec['data_disk']} ready in {time.monotonic() - t0:.1f}s")
+        results = Path(spec.get("results", "/data/results"))
+        if spec.get("seed"):   # an interrupted attempt's store: --resume continues it
+            results.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(job / spec["seed"], results / "fslab.sqlite")
         env = {**os.environ, **spec.get("env", {})}
         _say("running " + " ".join(spec["argv"]))
         t0 = time.monotonic()
-        rc = subprocess.run(spec["argv"], env=env, cwd="/tmp").returncode
+        rc = run_until_done_or_stopped(spec["argv"], env, job / "stop")
         status["seconds"] = round(time.monotonic() - t0, 2)
         _say(f"fslab exited {rc} after {status['seconds']}s")
     except Exception as e:   # report anything to the host instead of dying silently

@@ -31,6 +31,7 @@ from fslab.run.session import Executor, Outcome, RunSession, scratch_dir
 from fslab.store import Store
 
 GUEST_RESULTS = "/data/results"
+GUEST_STORE = "guest.sqlite"   # the guest's own store, kept in the run's directory for --resume
 
 
 def guest_label(accel_name: str) -> str:
@@ -94,15 +95,19 @@ class GuestExecutor(Executor):
         session.console.print(f"run [bold]{session.run_id}[/] (guest)")
 
     def execute(self, session: RunSession) -> Outcome:
-        return run_in_guest(session.plan, session.store, session.run_id, session.console)
+        return run_in_guest(session.plan, session.store, session.run_id, session.console,
+                            resume=bool(session.resume))
 
 
 def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
-                 timeout_s: float | None = None) -> Outcome:
+                 timeout_s: float | None = None, resume: bool = False) -> Outcome:
     """Run `plan` inside one guest and merge its records into `store` under `run_id`.
 
-    The guest never outlives this call: it is killed on errors, Ctrl-C and timeouts,
-    and `fslab cleanup` finds it after a crash.
+    The guest never outlives this call. Ctrl-C (or SIGTERM, or the time limit) asks the
+    guest to stop as Ctrl-C would stop a local run, and what it measured is merged; a
+    second Ctrl-C, or a guest that does not stop within FSLAB_GUEST_STOP_SECONDS, is
+    killed. `fslab cleanup` finds the guest after a crash. With `resume`, the guest
+    continues the store of the attempt that was interrupted (kept in the run's directory).
     """
     def log(msg: str) -> None:
         console.print(f"[dim]guest:[/] {escape(msg)}")
@@ -122,55 +127,40 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
                   "accel_probe": verdict, "kernel": image.kernel_release,
                   "image": image.describe()}
     store.update_environment(run_id, {"guest": guest_info, "target": {"kind": "guest"}})
+    logdir = store.run_dir(run_id) / label
+    seed = _earlier_attempt(store, run_id, logdir, log) if resume else None
 
     work = scratch_dir("fslab-guest-")
     state.note("dir", str(work))   # until the guest owns it: a failed setup leaves nothing
     try:
-        guest = _prepare(plan, image, verdict["accel"], work, store.run_dir(run_id) / label,
-                         console)
+        guest = _prepare(plan, image, verdict["accel"], work, logdir, console, seed)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         state.forget("dir", str(work))
         raise
     t0 = time.monotonic()
+    stopped = ""
     try:
         log(f"booting {image.kernel_release} ({verdict['accel']}, {guest.cpus} vCPU, "
             f"{guest.memory_mib} MiB); console log {guest.console_log}")
         guest.start()
-        rc = guest.wait(timeout=timeout_s)
-        if rc is None:
-            raise FslabError(f"the guest ran longer than {timeout_s:.0f}s and was stopped "
-                             "(FSLAB_GUEST_TIMEOUT)")
-        seconds = round(time.monotonic() - t0, 1)
-        job = work / "job"
-        status_file = job / "out" / "status.json"
-        if not status_file.exists():
-            tail = "\n".join(guest.lines[-15:])
-            raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
-                             f"last console lines:\n{tail}")
-        gstatus = json.loads(status_file.read_text())
-        results_tar = job / "out" / "results.tar"
-        if not results_tar.exists():
-            raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
-        with tarfile.open(results_tar) as tar:
-            # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
-            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            tar.extractall(work / "out", **safe)
-        merged = merge(store, run_id, work / "out" / "results", label)
-        store.update_environment(run_id, {
-            "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
-                      "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
-                      "environment": merged["environment"]},
-            # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
-            "tools": merged["environment"].get("tools", {}),
-            "filesystems": merged["environment"].get("filesystems", {})})
-        log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
-            f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
-        if merged["status"] not in ("finished", "finished-with-failures"):
-            raise FslabError(f"the run inside the guest ended {merged['status']!r} (fslab exit "
-                             f"{gstatus.get('exit')}); its console log: {guest.console_log}")
+        try:
+            rc = guest.wait(timeout=timeout_s)
+            if rc is None:
+                stopped = f"the guest ran longer than {timeout_s:.0f}s (FSLAB_GUEST_TIMEOUT)"
+        except KeyboardInterrupt:
+            stopped = "interrupted"
+        if stopped:
+            rc = _stop(guest, work / "job", stopped, log)
+        merged = _collect(guest, rc, work / "job" / "out", store, run_id, label,
+                          round(time.monotonic() - t0, 1), log)
         units = [u["status"] for u in store.units(run_id)]
         done = units.count("done")
+        if stopped or merged["status"] == "interrupted":
+            return Outcome(done=done, failed=units.count("failed"), interrupted=True)
+        if merged["status"] not in ("finished", "finished-with-failures"):
+            raise FslabError(f"the run inside the guest ended {merged['status']!r}; its "
+                             f"console log: {guest.console_log}")
         return Outcome(done=done, failed=len(units) - done)
     except KeyboardInterrupt:
         return Outcome(interrupted=True)
@@ -179,9 +169,70 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
         state.forget("dir", str(work))
 
 
+def _stop(guest: Guest, job: Path, why: str, log) -> int | None:
+    """Ask the guest's fslab to stop as Ctrl-C would, and wait for the guest to power off.
+
+    Its current unit is torn down and what it measured is sent back. A second Ctrl-C
+    (KeyboardInterrupt out of here) or the grace period's end leaves the guest to be killed.
+    """
+    grace = float(os.environ.get("FSLAB_GUEST_STOP_SECONDS", 300))
+    (job / "stop").write_text(why)
+    log(f"{why}: stopping the guest's run; it tears down its current unit and sends what it "
+        f"measured (at most {grace:.0f}s; Ctrl-C again to kill it now)")
+    rc = guest.wait(timeout=grace)
+    if rc is None:
+        log(f"the guest did not stop within {grace:.0f}s: killing it; its units are lost")
+    return rc
+
+
+def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str, label: str,
+             seconds: float, log) -> dict:
+    """Merge what the guest sent (its agent writes status.json last) into `store`; keep the
+    guest's own store beside the raw files so `--resume` can continue it."""
+    status_file = out / "status.json"
+    if not status_file.exists():
+        tail = "\n".join(guest.lines[-15:])
+        raise FslabError(f"the guest stopped (qemu exit {rc}) without finishing its job; "
+                         f"last console lines:\n{tail}")
+    gstatus = json.loads(status_file.read_text())
+    results_tar = out / "results.tar"
+    if not results_tar.exists():
+        raise FslabError(f"the guest sent no results: {gstatus.get('error') or 'see the console log'}")
+    with tarfile.open(results_tar) as tar:
+        # the 'data' filter (Python >= 3.11.4) refuses paths outside and device files
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(out, **safe)
+    merged = merge(store, run_id, out / "results", label)
+    shutil.copyfile(out / "results" / "fslab.sqlite", store.run_dir(run_id) / label / GUEST_STORE)
+    store.update_environment(run_id, {
+        "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
+                  "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
+                  "environment": merged["environment"]},
+        # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
+        "tools": merged["environment"].get("tools", {}),
+        "filesystems": merged["environment"].get("filesystems", {})})
+    log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
+        f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
+    return merged
+
+
+def _earlier_attempt(store: Store, run_id: str, logdir: Path, log) -> tuple[Path, str] | None:
+    """(guest store, guest run id) of this run's interrupted attempt on the same guest
+    kind, or None: then the guest runs the whole plan again (its units replace the old)."""
+    saved = logdir / GUEST_STORE
+    grun = store.run(run_id)["environment"].get("guest", {}).get("guest_run_id")
+    if saved.exists() and grun:
+        log(f"resuming the guest's run {grun}: its units done are kept")
+        return saved, grun
+    log("no stored attempt of this run on this guest kind (it was killed, or ran under "
+        "other acceleration): the guest runs the whole plan")
+    return None
+
+
 def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,
-             console: Console) -> Guest:
-    """The job share (fslab's source, the plan, job.json), the data disk, and the Guest."""
+             console: Console, seed: tuple[Path, str] | None = None) -> Guest:
+    """The job share (fslab's source, the plan or the store to resume, job.json), the
+    data disk, and the Guest."""
     job = work / "job"
     (job / "src").mkdir(parents=True)
     _copy_source(job / "src")
@@ -190,10 +241,15 @@ def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,
     data = work / "data.img"
     with open(data, "wb") as f:
         f.truncate(data_disk_bytes(plan))
+    what = ["/job/plan.toml"]
+    if seed:
+        shutil.copyfile(seed[0], job / "seed.sqlite")
+        what = ["--resume", seed[1]]
     (job / "job.json").write_text(json.dumps({
-        "argv": ["python3", "-m", "fslab", "run", "/job/plan.toml", "--results", GUEST_RESULTS,
+        "argv": ["python3", "-m", "fslab", "run", *what, "--results", GUEST_RESULTS,
                  "--workdir", "/data/work", "--no-summary"],
         "data_disk": "/dev/vdb", "results": GUEST_RESULTS,
+        "seed": "seed.sqlite" if seed else None,
         # plain output on the serial console; the guest's own state file
         "env": {"TERM": "dumb", "COLUMNS": "120", "NO_COLOR": "1", "FSLAB_STATE_DIR": "/run/fslab",
                 "PYTHONUNBUFFERED": "1"},

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Iterator
 from rich.console import Console
 
 from fslab import filesystems
+from fslab.errors import FslabError
 from fslab.plan import Plan
 from fslab.store import Store
 from fslab.system import environment
@@ -162,6 +163,32 @@ class RunSession:
             import typer
             raise typer.Exit(1)   # nothing was measured: a failure, whatever the summary says
         return self.run_id
+
+
+def resumed_target(run: dict, target: str | None, device: str | None,
+                   mountpoint: Path | None, hosts: Path | None) -> tuple[str, Path | None]:
+    """(target kind, mount point) a resumed run continues on: the one it started on.
+
+    Units of one run measured on two targets (a loop image and a guest, say) would be
+    compared as if alike, so a flag naming another target is refused. A device must be
+    named again with --destroy-data: resuming is no proof that it may still be wiped.
+    """
+    where = run["environment"].get("target", {})
+    kind = where.get("kind", "loop")
+    asked = ("hosts" if hosts else "mountpoint" if mountpoint else
+             "device" if device else target)
+    if asked and asked != kind:
+        raise FslabError(f"run {run['run_id']} ran on the {kind} target, not {asked}: it "
+                         f"resumes there (fslab run --resume {run['run_id']}"
+                         + (f" --device {where.get('device')} --destroy-data {where.get('device')}"
+                            if kind == "device" else "") + ")")
+    if kind == "device" and not device:
+        dev = where.get("device", "DEVICE")
+        raise FslabError(f"run {run['run_id']} ran on {dev}: resume it with --device {dev} "
+                         f"--destroy-data {dev} (confirm again that it may be wiped)")
+    if kind == "mountpoint" and not mountpoint:
+        mountpoint = Path(where["directory"])
+    return kind, mountpoint
 
 
 def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> None:
