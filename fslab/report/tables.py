@@ -73,8 +73,9 @@ def footnotes(a: Analysis) -> list[str]:
         notes.append("verdict: every filesystem in tiers, best first; ≈ = the Holm-corrected "
                      "pairwise tests cannot tell them apart, ≫ = a significant step down (a level "
                      "joins a tier unless the tests separate it from the tier's best); (0.05×) = "
-                     "median ratio to the best; '~' = all in one tier. Tests: "
-                     + ", ".join(tests) + " (exact permutation p-values, ties as midranks).")
+                     "median ratio to the best; '~' = all in one tier. "
+                     + (f"Tests: {', '.join(tests)} (exact permutation p-values, ties as "
+                        "midranks)." if tests else "No test ran: too few rounds."))
     if int(a.summary["outliers"].sum()):
         notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
                      "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")
