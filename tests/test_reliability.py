@@ -315,3 +315,20 @@ def test_aging_stops_after_the_successful_pulls_the_study_stopped_at(state_dir, 
     assert said["x_axis"] == "successful pulls" and said["stop_after"] == 3
     assert said["history"].startswith("generated source tree") and len(said["history_sha1"]) == 40
     assert not _no_leftovers(tmp_path, state_dir)
+
+
+def test_zfs_metadata_damage_follows_the_driver_unless_the_plan_says():
+    # kernel OpenZFS answers EIO for a damaged directory; zfs-fuse 0.7 once deadlocked for
+    # every user of its daemon: unset, the driver's metadata_damage_hangs_others decides
+    from fslab import plan as plans
+    from fslab.filesystems.base import Driver
+    from fslab.filesystems.zfs import Zfs
+    from fslab.workloads.integrity import IntegritySuite
+    profile = plans.parse('[run]\nprofile = "smoke"\n', "t").profile
+    for given, expected in ((None, None), (True, True), (False, False)):
+        extra = {} if given is None else {"zfs_metadata": given}
+        spec = plans.SuiteSpec(kind="integrity", workloads=["metadata"], **extra)
+        case = IntegritySuite().cases(spec, profile)[0]
+        assert case.config["zfs_metadata"] is expected
+    assert Driver.metadata_damage_hangs_others is False      # the kernel's filesystems
+    assert isinstance(Zfs.__dict__["metadata_damage_hangs_others"], property)

@@ -206,6 +206,9 @@ class Driver(ABC):
     checks_online: bool = False
     #: directory entries are findable by scanning the image (not compressed, as ZFS metadata is)
     metadata_scannable: bool = True
+    #: damaged metadata can hang a service other users share (zfs-fuse's one daemon): the
+    #: integrity suite then damages unscannable metadata only when the plan asks for it
+    metadata_damage_hangs_others: bool = False
     #: the command online_grow runs, as shown in reports; None: fslab knows none
     grow_tool: str | None = None
 

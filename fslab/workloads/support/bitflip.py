@@ -176,7 +176,9 @@ class Experiment:
     copies: str                    # "one" or "all" on-disk copies of each damaged block
     seed: int
     log: Callable[[str], None]
-    zfs_metadata: bool = False     # opt-in: damage metadata not found by scanning (ZFS: zdb)
+    # damage metadata not found by scanning (ZFS: located with zdb)? None: unless the driver
+    # says damaged metadata can hang other users (zfs-fuse)
+    zfs_metadata: bool | None = None
     nonce: bytes = b""
     victims: list[Victim] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
@@ -193,7 +195,7 @@ class Experiment:
 def corrupt_and_classify(inst: Instance, *, damage: str = "data", files: int = 16,
                          blocks_per_file: int = 16, damaged: int = 8, copies: str = "one",
                          seed: int = 0, log: Callable[[str], None] = lambda m: None,
-                         zfs_metadata: bool = False) -> dict[str, Any]:
+                         zfs_metadata: bool | None = None) -> dict[str, Any]:
     """Damage `damaged` files (or directories) of a mounted Instance on its image; classify.
 
     Returns a plain dict: counts per outcome, each victim, what the filesystem
@@ -307,7 +309,8 @@ def _locate_and_flip(ex: Experiment) -> bool:
         # ZFS compresses metadata, so the names are not on the image: zdb can say where the
         # directory's blocks are (opt-in: damaged metadata once left zfs-fuse 0.7 deadlocked,
         # every zpool command hanging, which stops every other user of that daemon too)
-        if ex.zfs_metadata:
+        if ex.zfs_metadata or (ex.zfs_metadata is None
+                               and not ex.inst.driver.metadata_damage_hangs_others):
             for v in ex.victims:
                 v.locations = [Location(i, off)
                                for i, off in ex.inst.driver.metadata_locations(ex.inst, v.obj)]
@@ -359,9 +362,10 @@ def _crosscheck_fiemap(ex: Experiment) -> None:
     ex.result["fiemap_crosscheck"] = {"checked": checked, "agree": agree}
 
 
-ZFS_METADATA_OFF = ("not attempted: ZFS compresses metadata, so directory names are not on the "
-                    "image; locating the blocks with zdb is opt-in (zfs_metadata = true) because "
-                    "zfs-fuse 0.7 deadlocked after its metadata was damaged here")
+ZFS_METADATA_OFF = ("not attempted on zfs-fuse: ZFS compresses metadata, so directory names are "
+                    "not on the image, and locating the blocks with zdb is opt-in there "
+                    "(zfs_metadata = true) because zfs-fuse 0.7 deadlocked, for every user of "
+                    "its daemon, after its metadata was damaged (kernel OpenZFS: --target guest)")
 ZFS_FLIP_AT = 32         # inside the block's (compressed) payload, not past its physical size
 
 
