@@ -136,6 +136,31 @@ def test_agent_lets_fslab_finish_when_nobody_asks_it_to_stop(tmp_path):
     assert rc == 3
 
 
+def test_agent_starts_nothing_when_asked_to_stop_during_boot(tmp_path):
+    from fslab.guest.agent import run_until_done_or_stopped
+    (tmp_path / "stop").write_text("interrupted")
+    marker = tmp_path / "ran"
+    rc = run_until_done_or_stopped([sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+                                   dict(os.environ), tmp_path / "stop")
+    assert rc == 130 and not marker.exists()
+
+
+def test_the_kept_guest_store_holds_what_its_write_ahead_log_held(tmp_path):
+    from fslab.guest.runner import _keep_store
+    src = tmp_path / "fslab.sqlite"
+    db = sqlite3.connect(src)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")      # everything stays in fslab.sqlite-wal
+    db.execute("CREATE TABLE runs (run_id TEXT, started REAL)")
+    db.execute("INSERT INTO runs VALUES ('20261123-000000-abcd', 1.0)")
+    db.commit()
+    assert (tmp_path / "fslab.sqlite-wal").stat().st_size > 0
+    _keep_store(src, tmp_path / "guest.sqlite")
+    db.close()
+    kept = sqlite3.connect(tmp_path / "guest.sqlite")
+    assert kept.execute("SELECT run_id FROM runs").fetchall() == [("20261123-000000-abcd",)]
+
+
 def test_merge_rewrites_run_host_and_artifacts(tmp_path):
     """A real guest-shaped store merged into a real host store."""
     from fslab.guest.merge import merge
@@ -161,6 +186,14 @@ def test_merge_rewrites_run_host_and_artifacts(tmp_path):
     art = recs.iloc[0]["artifact"]
     assert art.startswith(f"runs/{run_id}/guest-tcg/") and (host.root / art).exists()
     assert host.units(run_id)[0]["artifact_dir"].startswith(f"runs/{run_id}/guest-tcg/")
+    # a resumed guest redid the unit: its files replace the partial attempt's whole
+    stale = host.root / art.rsplit("/", 1)[0] / "error.txt"
+    stale.write_text("from the interrupted attempt")
+    keep = host.root / f"runs/{run_id}/guest-tcg/console.log"
+    keep.write_text("the host's console log")
+    merge(host, run_id, tmp_path / "guest", "guest-tcg")
+    assert not stale.exists() and (host.root / art).exists()
+    assert keep.read_text() == "the host's console log"
 
 
 # --- real guests ------------------------------------------------------------------

@@ -172,3 +172,9 @@ def test_a_resumed_mountpoint_run_measures_the_same_directory():
     from fslab.run.session import resumed_target
     row = _run_row("mountpoint", directory="/srv/data")
     assert resumed_target(row, None, None, None, None) == ("mountpoint", Path("/srv/data"))
+
+
+def test_a_resumed_device_run_refuses_another_device():
+    from fslab.run.session import resumed_target
+    with pytest.raises(FslabError, match="ran on /dev/sdz, not /dev/sdy"):
+        resumed_target(_run_row("device", device="/dev/sdz"), None, "/dev/sdy", None, None)

@@ -62,6 +62,9 @@ def _default_sigint() -> None:
 def run_until_done_or_stopped(argv: list[str], env: dict, stop: Path) -> int:
     """Run fslab; when the host writes `stop`, give it SIGINT once (Ctrl-C: it tears
     its current unit down and marks its run interrupted, keeping the units done)."""
+    if stop.exists():   # asked while the guest booted: nothing started, nothing to tear down
+        _say("the host asked to stop before fslab started")
+        return 130
     proc = subprocess.Popen(argv, env=env, cwd="/tmp", preexec_fn=_default_sigint)
     asked = False
     while proc.poll() is None:

@@ -50,7 +50,14 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
 
     raw = Path(guest_results) / "runs" / grun
     if raw.exists():
-        shutil.copytree(raw, store.root / new, dirs_exist_ok=True)
+        for part in raw.iterdir():   # a unit the guest (re)ran replaces its files whole
+            dest = store.root / new / part.name
+            if part.is_dir():
+                shutil.rmtree(dest, ignore_errors=True)
+                shutil.copytree(part, dest)
+            else:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(part, dest)
 
     for u in units:
         u.update(run_id=run_id, host=label, artifact_dir=remap(u.get("artifact_dir")))

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import tarfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from rich.console import Console
@@ -152,8 +154,14 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
             stopped = "interrupted"
         if stopped:
             rc = _stop(guest, work / "job", stopped, log)
-        merged = _collect(guest, rc, work / "job" / "out", store, run_id, label,
-                          round(time.monotonic() - t0, 1), log)
+        try:
+            merged = _collect(guest, rc, work / "job" / "out", store, run_id, label,
+                              round(time.monotonic() - t0, 1), log)
+        except FslabError as e:
+            if not stopped:
+                raise
+            log(f"nothing merged: {str(e).splitlines()[0]}")   # stopped before any result
+            return Outcome(interrupted=True)
         units = [u["status"] for u in store.units(run_id)]
         done = units.count("done")
         if stopped or merged["status"] == "interrupted":
@@ -203,7 +211,7 @@ def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str,
         safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
         tar.extractall(out, **safe)
     merged = merge(store, run_id, out / "results", label)
-    shutil.copyfile(out / "results" / "fslab.sqlite", store.run_dir(run_id) / label / GUEST_STORE)
+    _keep_store(out / "results" / "fslab.sqlite", store.run_dir(run_id) / label / GUEST_STORE)
     store.update_environment(run_id, {
         "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                   "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
@@ -216,15 +224,29 @@ def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str,
     return merged
 
 
+def _keep_store(src: Path, dest: Path) -> None:
+    """Copy a SQLite store whole, whatever its write-ahead log still holds."""
+    tmp = dest.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    with closing(sqlite3.connect(src)) as a, closing(sqlite3.connect(tmp)) as b:
+        a.backup(b)
+    os.replace(tmp, dest)
+
+
 def _earlier_attempt(store: Store, run_id: str, logdir: Path, log) -> tuple[Path, str] | None:
-    """(guest store, guest run id) of this run's interrupted attempt on the same guest
-    kind, or None: then the guest runs the whole plan again (its units replace the old)."""
+    """(guest store, its run id) of this run's interrupted attempt on the same guest kind,
+    or None: then the guest runs the whole plan again (an attempt under other acceleration
+    keeps its own units, under its own host label)."""
     saved = logdir / GUEST_STORE
-    grun = store.run(run_id)["environment"].get("guest", {}).get("guest_run_id")
-    if saved.exists() and grun:
+    grun = None
+    if saved.exists():
+        with closing(sqlite3.connect(f"file:{saved}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT run_id FROM runs ORDER BY started DESC LIMIT 1").fetchone()
+        grun = row[0] if row else None
+    if grun:
         log(f"resuming the guest's run {grun}: its units done are kept")
         return saved, grun
-    log("no stored attempt of this run on this guest kind (it was killed, or ran under "
+    log(f"no stored attempt of this run under {logdir.name} (it was killed, or ran under "
         "other acceleration): the guest runs the whole plan")
     return None
 

@@ -182,6 +182,9 @@ def resumed_target(run: dict, target: str | None, device: str | None,
                          f"resumes there (fslab run --resume {run['run_id']}"
                          + (f" --device {where.get('device')} --destroy-data {where.get('device')}"
                             if kind == "device" else "") + ")")
+    if kind == "device" and device and where.get("device") and device != where["device"]:
+        raise FslabError(f"run {run['run_id']} ran on {where['device']}, not {device}: its "
+                         "units would compare two devices")
     if kind == "device" and not device:
         dev = where.get("device", "DEVICE")
         raise FslabError(f"run {run['run_id']} ran on {dev}: resume it with --device {dev} "
