@@ -210,3 +210,36 @@ def test_log_files_stay_inside_the_filesystem(tmp_path):
     assert "write_bw_log=tmp/bw" in job.as_run()
     assert job.log_prefixes() == {"tmp/bw", "a"}
     assert job.directories() == {".", "tmp"}
+
+
+@pytest.mark.e2e
+@needs_root()
+def test_fios_own_examples_run_on_ext4_and_xfs_or_are_refused_in_one_line(state_dir, results,
+                                                                          tmp_path):
+    """Issue 16's acceptance: every example of fio's documentation (examples/jobs/) that
+    addresses files does work on ext4 and xfs at smoke; the others get one line each."""
+    from pathlib import Path
+    examples = sorted((Path(__file__).resolve().parents[1] / "examples" / "jobs").glob("*.fio"))
+    args = [a for f in examples for a in ("--job", str(f))]
+    p = run_fslab("run", *args, "--fs", "ext4,xfs", "--profile", "smoke", "-n", "1",
+                  "--results", str(results), "--workdir", str(tmp_path / "work"), timeout=900)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out
+    refused = {line.split("job file ", 1)[1].split(" refused", 1)[0]: line
+               for line in out.splitlines() if line.startswith("note: job file ")}
+    # engines that do not address files, or a device, never run (sg names /dev/sg0)
+    assert {"http.fio", "nbd.fio", "rbd.fio", "sg.fio"} <= set(refused), refused
+    assert "--target device" in refused["sg.fio"] + out.split("sg.fio", 1)[1][:400]
+    assert "refused on xfs" in refused.get("e4defrag.fio", ""), refused
+    db = sqlite3.connect(results / "fslab.sqlite")
+    work = {(case, fs): v for case, fs, v in db.execute(
+        "SELECT \"case\", fs, SUM(value) FROM records WHERE metric IN ('read_iops', 'write_iops') "
+        "GROUP BY 1, 2")}
+    for f in examples:
+        name = f.stem
+        fss = [fs for fs in ("ext4", "xfs")
+               if f.name not in refused or (f.name == "e4defrag.fio" and fs == "ext4")]
+        for fs in fss:
+            assert work.get((name, fs), 0) > 0, (name, fs, refused.get(f.name))
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
+    assert not leftovers(str(tmp_path))
