@@ -32,10 +32,13 @@ def _main_metrics(case: str, metrics: set[str]) -> list[str]:
     seq = "seq" in case.lower()
     prefs = (["write_bw", "read_bw", "write_iops", "read_iops"] if seq else
              ["write_iops", "read_iops", "write_bw", "read_bw"])
-    main = next((m for m in (*ANSWERS, *prefs, *TIMES, "available_bytes") if m in metrics),
-                None)
+    # a job too short to time (fio/parse.py SHORT_RUN_MS) has no ranked rate: its latency
+    main = next((m for m in (*ANSWERS, *prefs, *TIMES, "available_bytes", "write_clat_mean",
+                             "read_clat_mean") if m in metrics), None)
     if main is None:
-        main = sorted(metrics)[0] if metrics else None
+        # fio's own memory use answers nothing about a filesystem (a job file's
+        # workload-level row holds only it and the device counters)
+        main = next(iter(sorted(metrics - {"fio_max_rss"})), None)
     out = [main] if main else []
     if main and main.split("_")[0] in ("read", "write"):
         lat = f"{main.split('_')[0]}_clat_p99"
@@ -80,6 +83,8 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         if not last(ident):
             continue
         wanted = _main_metrics(str(ident.get("case", "")), set(g["metric"]))
+        if not wanted:
+            continue
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]
         memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params")))
         out.append({"workload": workload_label({**ident, "metric": "", "unit": ""}),

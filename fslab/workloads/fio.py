@@ -267,6 +267,10 @@ class FioSuite(Suite):
         for job, name in zip(jobs, names):
             for m in job.measurements:
                 m.artifact = out_rel
+                if m.metric.endswith("_runtime"):   # fio/parse.py SHORT_RUN_MS
+                    ctx.log(f"job {name}: {m.metric.split('_')[0]}s done in {m.value * 1000:.0f} "
+                            "ms: fio times whole ms, so its IOPS and bandwidth are not ranked "
+                            "(its latencies are)")
                 if len(jobs) > 1 or isinstance(case.config, JobFileCase):
                     m.params = {**m.params, "job": name}
             ms += job.measurements
