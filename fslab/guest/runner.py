@@ -161,20 +161,25 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
             if not stopped:
                 raise
             log(f"nothing merged: {str(e).splitlines()[0]}")   # stopped before any result
-            return Outcome(interrupted=True)
-        units = [u["status"] for u in store.units(run_id)]
-        done = units.count("done")
+            return _outcome(store, run_id, interrupted=True)
         if stopped or merged["status"] == "interrupted":
-            return Outcome(done=done, failed=units.count("failed"), interrupted=True)
+            return _outcome(store, run_id, interrupted=True)
         if merged["status"] not in ("finished", "finished-with-failures"):
             raise FslabError(f"the run inside the guest ended {merged['status']!r}; its "
                              f"console log: {guest.console_log}")
-        return Outcome(done=done, failed=len(units) - done)
+        return _outcome(store, run_id)
     except KeyboardInterrupt:
         return Outcome(interrupted=True)
     finally:
         guest.stop()                      # also removes `work` (the guest's scratch)
         state.forget("dir", str(work))
+
+
+def _outcome(store: Store, run_id: str, interrupted: bool = False) -> Outcome:
+    """What the run holds now (an earlier attempt's units included)."""
+    units = [u["status"] for u in store.units(run_id)]
+    return Outcome(done=units.count("done"), failed=units.count("failed"),
+                   interrupted=interrupted)
 
 
 def _stop(guest: Guest, job: Path, why: str, log) -> int | None:
