@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,8 +14,9 @@ from statsmodels.stats.multitest import multipletests
 
 from fslab.analysis import analyze
 from fslab.analysis.describe import median_ci_ranks, min_samples_for_median_ci
-from fslab.analysis.pairwise import cliffs_delta, holm, magnitude, row_medians
+from fslab.analysis.pairwise import cliffs_delta, holm, magnitude
 from fslab.records import RECORD_COLUMNS
+from fslab.report.verdicts import ranking_line
 
 # fixed data: three filesystems, 8 rounds; xfs clearly faster, btrfs ~ ext4; one wild value
 VALUES = {
@@ -113,24 +116,40 @@ def exact_two_sided_u_p(a, b) -> float:
     return hits / total
 
 
-def test_pairwise_uses_exact_mann_whitney_and_holm(result):
+def test_interleaved_rounds_are_compared_within_rounds_with_holm(result):
+    """Every level ran once per round: each pair is a paired t-test on the per-round log
+    ratios (scipy's ttest_rel on the logs), its ratio the geometric-mean ratio with the
+    t-interval, Holm over the pairs as statsmodels computes it."""
     pairs = result.pairs.set_index(["baseline", "other"])
     assert result.levels == ["btrfs", "ext4", "xfs"]
     raw = {}
     for a, b in [("btrfs", "ext4"), ("btrfs", "xfs"), ("ext4", "xfs")]:
         row = pairs.loc[(a, b)]
-        assert row["test"] == "Mann-Whitney U"     # one test at every n (no switch at 8 rounds)
-        raw[(a, b)] = exact_two_sided_u_p(VALUES[a], VALUES[b])
+        assert row["test"] == "paired t-test on within-round log ratios" and row["paired"]
+        d = np.log(VALUES[b]) - np.log(VALUES[a])
+        raw[(a, b)] = stats.ttest_rel(np.log(VALUES[b]), np.log(VALUES[a])).pvalue
         assert row["p"] == pytest.approx(raw[(a, b)])
         assert row["delta"] == pytest.approx(cliffs_delta(np.array(VALUES[a]), np.array(VALUES[b])))
-        assert row["ratio"] == pytest.approx(np.median(VALUES[b]) / np.median(VALUES[a]))
-        assert row["ratio_ci_lo"] <= row["ratio"] <= row["ratio_ci_hi"]
+        assert row["ratio"] == pytest.approx(np.exp(d.mean()))
+        lo, hi = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+        assert (row["ratio_ci_lo"], row["ratio_ci_hi"]) == pytest.approx((np.exp(lo), np.exp(hi)))
     expected = multipletests(list(raw.values()), method="holm")[1]
     assert list(pairs["p_holm"]) == pytest.approx(list(expected))
     xfs = pairs.loc[("ext4", "xfs")]
     assert xfs["significant"] and xfs["winner"] == "xfs"
-    assert xfs["verdict"].startswith("+20.5% (p") and "δ=1.00 large" in xfs["verdict"]
+    assert xfs["verdict"].startswith("+20.") and "δ=1.00 large" in xfs["verdict"]
     assert pairs.loc[("btrfs", "ext4")]["verdict"] == "~"
+
+
+def test_shared_drift_cancels_within_rounds_where_the_unpaired_test_sees_noise():
+    """5% drift shared by both filesystems in each round, 3% true difference: the
+    within-round test separates them; Mann-Whitney on the same values cannot."""
+    drift = np.array([1.0, 1.06, 0.95, 1.04, 0.93, 1.07, 0.97, 1.02])
+    own = np.array([1.002, 0.995, 1.004, 0.998, 1.001, 0.997, 1.003, 0.999])
+    data = {"ext4": list(100 * drift), "xfs": list(103 * drift * own)}
+    row = analyze(frame(data), regression=False).pairs.iloc[0]
+    assert row["significant"] and row["winner"] == "xfs"
+    assert stats.mannwhitneyu(data["xfs"], data["ext4"], method="exact").pvalue > 0.2
 
 
 def test_unpaired_uses_mann_whitney():
@@ -148,7 +167,8 @@ def test_lower_is_better_direction():
     assert pair["winner"] == "ext4" and pair["change_pct"] > 0     # xfs is slower
     t = a.tiers.iloc[0]
     assert t["tiers"] == [["ext4"], ["xfs"]]                        # lower latency ranks first
-    assert t["levels_info"]["xfs"]["ratio_to_best"] == pytest.approx(20.0 / 10.0)
+    ratio = np.exp(np.mean(np.log(lat["xfs"]) - np.log(lat["ext4"])))     # within rounds
+    assert t["levels_info"]["xfs"]["ratio_to_best"] == pytest.approx(ratio)
 
 
 def test_undirected_metrics_are_described_not_ranked():
@@ -165,19 +185,6 @@ def test_reproducible_bootstrap_and_too_few_note():
     assert list(one) == list(two)
     tiny = analyze(frame({"ext4": [1.0, 2], "xfs": [5.0, 6]}), regression=False).pairs.iloc[0]
     assert tiny["verdict"] == "~" and "cannot show a difference" in tiny["note"]
-
-
-def test_bootstrap_row_medians_equal_numpy_median_bit_for_bit():
-    rng = np.random.default_rng(7)
-    samples = [rng.lognormal(size=250) * 1e9, rng.integers(0, 3, size=30).astype(float),
-               rng.normal(size=8) * 1e-300, np.array([np.inf, -np.inf, 1.0, 0.0, 5.0]),
-               np.array([0.0, -0.0, 1.0]), np.array([1.0, np.nan, 2.0]), np.array([3.0])]
-    for v in samples:
-        m = v[rng.integers(0, len(v), size=(1000, len(v)))]
-        with np.errstate(invalid="ignore"):
-            fast, ref = row_medians(m), np.median(m, axis=1)
-        assert np.array_equal(fast, ref, equal_nan=True)
-        assert np.array_equal(np.signbit(fast), np.signbit(ref))
 
 
 def test_cliffs_delta_and_holm_helpers():
@@ -215,14 +222,36 @@ def test_regression_view_heldout_r2():
     assert (reg["rows"] == 48).all()
 
 
-def test_short_runs_use_mann_whitney_so_a_verdict_is_possible():
-    # 5 rounds, paired by round: the signed-rank test could never reach p < 0.05
-    # (smallest 2/2**5 = 0.0625), so the engine uses Mann-Whitney (smallest 0.0079)
-    data = {"ext4": [100.0, 101, 99, 102, 98], "xfs": [130.0, 131, 129, 133, 128]}
-    row = analyze(frame(data), regression=False).pairs.iloc[0]
-    assert row["test"] == "Mann-Whitney U"
-    assert row["p"] == pytest.approx(stats.mannwhitneyu(data["xfs"], data["ext4"], method="exact").pvalue)
-    assert row["significant"] and row["winner"] == "xfs"
+def test_two_rounds_or_unmatched_rounds_use_mann_whitney():
+    # the within-round t-test needs 3 common rounds (significance.MIN_BLOCKS); with 2 it
+    # would have one degree of freedom: Mann-Whitney, which cannot separate 2 + 2 values
+    row = analyze(frame({"ext4": [100.0, 101], "xfs": [130.0, 131]}), regression=False).pairs.iloc[0]
+    assert row["test"] == "Mann-Whitney U" and not row["significant"]
+    # a deterministic quantity (the same value every round): the within-round differences do
+    # not vary, the t statistic is undefined, and the exact test judges the values
+    row = analyze(frame({"ext4": [7.0] * 5, "xfs": [9.0] * 5}), regression=False).pairs.iloc[0]
+    assert row["test"] == "Mann-Whitney U" and row["p"] == pytest.approx(2 / 252)
+
+
+def test_a_failed_round_leaves_the_pair_blocked_on_the_rounds_both_ran():
+    df = frame({"ext4": [100.0, 102, 98, 101, 99], "xfs": [110.0, 113, 108, 111]}, rounds=range(1, 6))
+    row = analyze(df, regression=False).pairs.iloc[0]
+    assert row["paired"] and row["blocks"] == 4 and row["note"] == "paired on the 4 rounds both ran"
+    assert row["p"] == pytest.approx(stats.ttest_rel(np.log([110.0, 113, 108, 111]),
+                                                     np.log([100.0, 102, 98, 101])).pvalue)
+
+
+def test_unpaired_ratio_interval_inverts_the_exact_test():
+    """Rounds that do not match: the ratio is the Hodges-Lehmann shift of the logs and its
+    interval the pair of Walsh-type differences the exact U distribution picks."""
+    from fslab.analysis.pairwise import shift_interval
+    a, b = np.log([100.0, 102, 98, 101, 99]), np.log([110.0, 112, 109, 115, 111])
+    est, lo, hi, level = shift_interval(a, b)
+    d = np.sort(np.subtract.outer(b, a).ravel())
+    assert est == pytest.approx(np.median(d))
+    # 5 + 5: P(U <= 2) = 4/252, so [d_(3), d_(23)] covers with 1 - 8/252
+    assert (lo, hi) == (d[2], d[-3]) and level == pytest.approx(1 - 8 / 252)
+    assert math.isnan(shift_interval(a[:3], b[:3])[1])        # 3 + 3 cannot reach 95%
 
 
 def _large_run(groups: int = 60, rounds: int = 100) -> pd.DataFrame:
@@ -248,7 +277,8 @@ def test_large_analysis_on_two_processes_equals_one(monkeypatch):
     for name in ("summary", "omnibus", "pairs", "regression"):
         pd.testing.assert_frame_equal(getattr(forked_result, name), getattr(serial, name))
     assert len(forked_result.pairs) == 60 * 6 and forked_result.pairs["significant"].any()
-    assert forked_result.tiers["line"].tolist() == serial.tiers["line"].tolist()
+    assert ([ranking_line(t) for t in forked_result.tiers.to_dict("records")]
+            == [ranking_line(t) for t in serial.tiers.to_dict("records")])
 
 
 def _fails_in_a_child(parent: int, x: int) -> int:
@@ -281,7 +311,7 @@ def test_ties_at_small_n_get_the_exact_p_not_the_normal_approximation():
                       better="lower"), regression=False)
     row = a.pairs.iloc[0]
     assert row["p"] == pytest.approx(0.1) and not row["significant"]
-    assert "too few" in a.tiers.iloc[0]["line"]
+    assert "too few" in ranking_line(a.tiers.iloc[0])
     # and the reverse: fully separated, tied n=5 samples are told apart
     a = analyze(frame({"ext4": [1.0, 1, 1, 1, 1], "xfs": [3.0, 3, 3, 3, 3]}), regression=False)
     assert a.pairs.iloc[0]["p"] == pytest.approx(exact_two_sided_u_p([1.0] * 5, [3.0] * 5))
@@ -294,22 +324,39 @@ def test_tiers_rank_everyone_not_only_the_best_two():
             "btrfs": [11.8e3, 11.9e3, 11.7e3, 12e3, 11.6e3], "zfs": [3.6e3, 3.5e3, 3.7e3, 3.6e3, 3.65e3]}
     t = analyze(frame(data), regression=False).tiers.iloc[0]
     assert t["tiers"] == [["xfs", "ext4"], ["btrfs"], ["zfs"]]
-    assert t["line"] == "write IOPS: xfs ≈ ext4 ≫ btrfs (0.047×) ≫ zfs (0.014×)"
+    assert ranking_line(t) == "write IOPS: xfs ≈ ext4 ≫ btrfs (0.047×) ≫ zfs (0.014×)"
     info = t["levels_info"]["zfs"]
     assert info["tier"] == 3 and info["ratio_ci"][0] <= info["ratio_to_best"] <= info["ratio_ci"][1]
 
 
-def test_non_transitive_ties_follow_the_documented_rule():
-    # a ≈ b and b ≈ c but a ≫ c: b joins a's tier (not separated from its leader a);
-    # c is separated from the leader a, so it opens tier 2
-    data = {"a": [100.0, 101, 102, 103, 104, 105, 106, 107],
-            "b": [97.0, 98, 99, 100, 101, 102, 103, 104],
-            "c": [94.0, 95, 96, 97, 98, 99, 100, 101]}
-    a = analyze(frame(data), regression=False)
+# a ≈ b and b ≈ c but a ≫ c (within rounds): no tiers can say that
+NON_TRANSITIVE = {"a": [100.0, 105.13, 97.04, 102.02, 104.08, 95.12, 101.01, 98.02],
+                  "b": [102.02, 101.01, 98.02, 97.53, 106.18, 92.31, 102.53, 94.18],
+                  "c": [98.12, 102.94, 95.31, 100.0, 101.82, 93.33, 99.0, 95.98]}
+
+
+def test_non_transitive_results_are_shown_as_letters_never_as_a_false_step():
+    a = analyze(frame(NON_TRANSITIVE), regression=False)
     p = a.pairs.set_index(["baseline", "other"])
     assert not p.loc[("a", "b")]["significant"] and not p.loc[("b", "c")]["significant"]
     assert p.loc[("a", "c")]["significant"]
-    assert a.tiers.iloc[0]["tiers"] == [["a", "b"], ["c"]]
+    t = a.tiers.iloc[0]
+    assert t["display"] == "letters" and t["letters"] == {"a": "a", "b": "ab", "c": "b"}
+    line = ranking_line(t)
+    assert line.startswith("write IOPS: a [a], b [ab], c [b] (0.9") and "≫" not in line
+
+
+def test_letter_columns_share_a_letter_exactly_when_a_pair_is_not_significant():
+    from itertools import combinations as pairs_of
+    from fslab.analysis.tiers import letter_columns
+    rng = np.random.default_rng(5)
+    levels = list("abcdef")
+    for _ in range(200):
+        sig = {frozenset(p) for p in pairs_of(levels, 2) if rng.random() < 0.5}
+        columns = letter_columns(levels, sig)
+        for x, y in pairs_of(levels, 2):
+            shared = any(x in c and y in c for c in columns)
+            assert shared == (frozenset((x, y)) not in sig)
 
 
 def test_more_rounds_never_erase_verdicts():
@@ -347,7 +394,11 @@ def test_headline_names_the_winner_and_flags_memory_bound_rows():
     assert "device saw 4% of the bytes" in headline_text(entries)[0]
     v = {e["metric"]: e for e in verdicts_json(a, memory_bound(recs))}["write_iops"]
     assert v["tiers"] == [["xfs", "ext4"], ["btrfs"], ["zfs"]]
-    assert set(v["levels"]["zfs"]) == {"median", "ratio_to_best", "ratio_ci", "tier", "n"}
+    assert set(v["levels"]["zfs"]) == {"median", "estimate", "ratio_to_best", "ratio_ci",
+                                       "ratio_ci_level", "tier", "letters", "n"}
+    assert v["display"] == "tiers" and len(v["pairs"]) == 6
+    step = next(p for p in v["pairs"] if {p["a"], p["b"]} == {"ext4", "btrfs"})
+    assert step["significant"] and step["p_holm"] < 0.05 and step["ratio_ci"][0] is not None
     assert v["levels"]["xfs"]["ratio_to_best"] == 1.0 and v["levels"]["zfs"]["tier"] == 3
     assert v["memory_bound"]["shares"] == {"ext4": 0.04} and v["better"] == "higher"
 
@@ -367,25 +418,26 @@ def test_a_reason_for_tilde_that_repeats_is_said_once():
     lines = headline_text(headline(analyze(recs, regression=False), recs))
     assert lines[-1].startswith("[1] n=2: too few rounds")
     assert all("~ [1]" in ln for ln in lines[:-1]) and len(lines) == 3
-    assert lines[-1].endswith("(4 per filesystem can)")     # the whole reason, once
+    assert lines[-1].endswith("(3 per filesystem can)")     # the whole reason, once
     assert not any("])" in ln for ln in lines)               # and no stray parenthesis
 
 
 def test_rounds_needed_is_the_fewest_that_can_separate_after_holm():
     from scipy.stats import mannwhitneyu
-    from fslab.analysis.tiers import rounds_needed
+    from fslab.analysis.significance import MIN_BLOCKS, rounds_needed
     for k in (2, 4, 5, 8):
-        n, pairs = rounds_needed(k), k * (k - 1) // 2
+        n, pairs = rounds_needed(k, blocked=False), k * (k - 1) // 2
         lo, hi = list(range(n)), list(range(n, 2 * n))        # fully separated samples
         assert mannwhitneyu(lo, hi, method="exact").pvalue < 0.05 / pairs
         lo, hi = list(range(n - 1)), list(range(n - 1, 2 * n - 2))
         assert mannwhitneyu(lo, hi, method="exact").pvalue >= 0.05 / pairs
-    assert rounds_needed(4) == 5   # the quick profile's 5 rounds: up to 4 filesystems
+        assert rounds_needed(k) == MIN_BLOCKS == 3     # fslab's interleaved rounds: within-round t
+    assert rounds_needed(4, blocked=False) == 5
 
 
 def test_too_few_rounds_says_how_many_would_do():
     a = analyze(frame({"ext4": [1.0, 2.0], "xfs": [3.0, 4.0]}), regression=False)
-    assert a.tiers.iloc[0]["why"] == "n=2: too few rounds for any test to separate 2 filesystems (4 per filesystem can)"
+    assert a.tiers.iloc[0]["why"] == "n=2: too few rounds for any test to separate 2 filesystems (3 per filesystem can)"
 
 
 def test_the_answer_of_an_integrity_workload_is_what_passed_silently():

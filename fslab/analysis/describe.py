@@ -49,13 +49,18 @@ def outlier_mask(values: pd.Series, keys: pd.DataFrame | list) -> pd.Series:
 
 
 def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per (keys..., level): n, mean, median, sd, cv, min, max, t-interval of the
+    """One row per (keys..., level): n, mean, median, geometric mean, sd, cv, min, max, t-interval of the
     mean, order-statistic interval of the median, outlier count."""
     cols = keys + ["level"]
     grouped = data.groupby(cols, sort=True, dropna=False)
     g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
+    # the geometric mean: what the within-round tests compare (NaN unless every value > 0)
+    logs = np.log(data["value"].where(data["value"] > 0))
+    gm = logs.groupby([data[c] for c in cols], sort=True, dropna=False).agg(["mean", "count"])
+    out["gmean"] = np.where(gm["count"].to_numpy() == out["n"].to_numpy(),
+                            np.exp(gm["mean"].to_numpy()), np.nan)
     n = out["n"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()

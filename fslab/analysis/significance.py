@@ -1,4 +1,5 @@
-"""The significance level of every verdict, and the fewest rounds that can reach it.
+"""The significance level of every verdict and the fewest rounds that can reach it: one
+place for every consumer (answer, tables, claims, recommend, decide).
 
 Kept apart from the tests themselves (scipy): the dry run says "too few rounds" before
 a run without loading the statistics engine."""
@@ -7,12 +8,20 @@ from __future__ import annotations
 import math
 
 ALPHA = 0.05
+CONFIDENCE = 1 - ALPHA     # every interval printed beside a verdict
+# A pair is compared within rounds (paired t-test) from this many common rounds on: with
+# two, the test has one degree of freedom and its normality cannot even be looked at.
+MIN_BLOCKS = 3
 
 
-def rounds_needed(k: int) -> int:
-    """The fewest rounds per filesystem with which the exact two-sided Mann-Whitney test
-    can separate two of k filesystems after Holm's correction over all k(k-1)/2 pairs
-    (no ties: the smallest p-value is 2 / C(2n, n))."""
+def rounds_needed(k: int, blocked: bool = True) -> int:
+    """The fewest rounds per filesystem with which a test can separate two of k
+    filesystems after Holm's correction over all k(k-1)/2 pairs. Blocked (every
+    filesystem once per round, as fslab's scheduler runs them): the within-round t-test
+    from MIN_BLOCKS rounds on, at any k. Unpaired: the exact two-sided Mann-Whitney test,
+    whose smallest p-value (no ties) is 2 / C(2n, n)."""
+    if blocked:
+        return MIN_BLOCKS
     pairs = max(1, k * (k - 1) // 2)
     n = 2
     while 2 / math.comb(2 * n, n) >= ALPHA / pairs:

@@ -1,15 +1,23 @@
-"""Tiers: every filesystem of a (workload, metric) ranked, not only the best two.
+"""Every filesystem of a (workload, metric) ranked, in groups that mean what they say.
 
-A tier is a set of levels the Holm-corrected pairwise tests cannot tell apart. The
-rule, deterministic when "cannot tell apart" is not transitive: order the levels by
-median, best first (ties keep level order); the best opens tier 1 and leads it; each
-next level joins the current tier unless the test separates it from that tier's
-leader, in which case it opens (and leads) the next tier. Each level gets its ratio
-to the best level's median with the bootstrap 95% interval of that ratio.
+The Holm-corrected pair tests decide; the groups only show them. A pair is shown as
+separated if and only if its own test is significant:
 
-"~" (one tier) is said only when no pair is separated; when the sample sizes are too
-small for any pair to reach significance after Holm (e.g. 2 rounds), the verdict says
-so instead of a bare "~".
+- **Tiers** ("a ≈ b ≫ c") when the tests allow it: "cannot tell apart" holds within
+  every tier and every pair across tiers is significant, the tiers run best first, and
+  each significant pair's better level (by its own test's estimate) sits in the higher
+  tier.
+- **Letters** otherwise (a compact letter display, as multiple-comparison software
+  prints it: Piepho's insert-absorb): levels that share a letter are not told apart, two
+  levels with no letter in common are. "a [a] · b [ab] · c [b]": a and c differ, b
+  cannot be told from either. Never a partition the tests did not make.
+- **One group** ("~") only when no pair is significant, with the reason: no significant
+  difference, or too few rounds for any test to separate them.
+
+Levels are listed best first by the tests' own estimate: the geometric mean where the
+group is compared within rounds (the difference of two levels' mean logs is exactly
+their within-round log ratio), a suite's declared estimate (e.g. a pooled rate), else the
+median. Each level gets its ratio to the best with the interval of that pair's test.
 """
 from __future__ import annotations
 
@@ -19,94 +27,178 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.significance import ALPHA, rounds_needed
-from fslab.analysis.names import metric_label, ratio_text
+from fslab.analysis.pairwise import effect_sign
+
+TIERS, LETTERS, ONE = "tiers", "letters", "one group"
 
 
 def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per ranked group with at least two levels: tiers (best first), each
-    level's median, ratio to best (with CI) and tier, the sentence, and notes."""
+    """One row per ranked group with at least two levels: the display (tiers, letters or
+    one group), the levels best first with their median, estimate, ratio to best (with
+    its interval), tier and letters, every pair with its test, and why a '~'."""
     ranked = summary[summary["better"].isin(["higher", "lower"])]
     if ranked.empty or pairs.empty:
         return pd.DataFrame()
-    pair_index = {(tuple(r[k] for k in keys), r["baseline"], r["other"]): r
-                  for r in pairs.to_dict("records")}
+    by_group: dict[tuple, list[dict]] = {}
+    for r in pairs.to_dict("records"):
+        by_group.setdefault(tuple(r[k] for k in keys), []).append(r)
     rows = []
     for key, g in ranked.groupby(keys, sort=True, dropna=False):
         if len(g) < 2:
             continue
-        ident = dict(zip(keys, key))
-        median = g["median"].to_numpy(dtype=float)
-        better = g["better"].iloc[0]
-        rank_by = median if better == "lower" else -median
-        order = np.lexsort((np.arange(len(g)), rank_by, np.isnan(rank_by)))
-        levels = [g["level"].iloc[i] for i in order]
-        medians = {g["level"].iloc[i]: float(median[i]) for i in order}
-        ns = {g["level"].iloc[i]: int(g["n"].iloc[i]) for i in order}
+        group_pairs = by_group.get(key, [])
+        rows.append(_rank(dict(zip(keys, key)), g, group_pairs))
+    return pd.DataFrame(rows)
 
-        def pair(x, y):
-            r = pair_index.get((key, x, y))
-            if r is not None:
-                return r, False
-            return pair_index.get((key, y, x)), True
 
-        groups: list[list[str]] = [[levels[0]]]
-        for lv in levels[1:]:
-            r, _ = pair(groups[-1][0], lv)
-            if r is not None and r["significant"]:
-                groups.append([lv])
+def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
+    better = g["better"].iloc[0]
+    estimate = _estimates(g, group_pairs)
+    names = list(g["level"])
+    rank_by = np.array([estimate[lv] for lv in names])
+    rank_by = rank_by if better == "lower" else -rank_by
+    order = [names[i] for i in np.lexsort((np.arange(len(names)), rank_by, np.isnan(rank_by)))]
+    pair = _pair_lookup(group_pairs)
+    sig = {frozenset((r["baseline"], r["other"])) for r in group_pairs if r["significant"]}
+    columns = letter_columns(order, sig)
+    display, groups = _display(order, columns, sig, pair)
+    best = order[0]
+    letters = _letters(order, columns)
+    info = {}
+    for lv in order:
+        row = g[g["level"] == lv].iloc[0]
+        ratio, lo, hi, level = _ratio_to(best, lv, pair, estimate)
+        info[lv] = {"median": float(row["median"]), "estimate": estimate[lv],
+                    "ratio_to_best": ratio, "ratio_ci": [lo, hi], "ratio_ci_level": level,
+                    "tier": next((t for t, members in enumerate(groups, 1) if lv in members), None)
+                    if display == TIERS else (1 if display == ONE else None),
+                    "letters": letters[lv] if display == LETTERS else "",
+                    "separated_from_best": frozenset((best, lv)) in sig,
+                    # the best-ranked level no test separates from this one (itself at worst):
+                    # what a level may be taken for (recommend scores it as that one)
+                    "peer": next(x for x in order if x == lv or frozenset((x, lv)) not in sig),
+                    "n": int(row["n"])}
+    tested = [r for r in group_pairs if not math.isnan(r["p"])]
+    too_few = not tested or all(r["smallest_p"] * len(tested) >= ALPHA for r in tested)
+    n = int(g["n"].min())
+    why = ""
+    if display == ONE:
+        why = (f"n={n}: too few rounds for any test to separate {len(order)} filesystems"
+               f" ({rounds_needed(len(order), _matched(group_pairs))} per filesystem can)"
+               if too_few else "no significant difference")
+    tests = sorted({r["test"] for r in tested if r["test"]})
+    return {**ident, "better": better, "display": display, "order": order,
+            "tiers": groups if display != LETTERS else [], "letters": letters if display == LETTERS else {},
+            "levels_info": info,
+            # the levels no test separates from the best: the winners a reader may pick from
+            "best": [lv for lv in order if frozenset((best, lv)) not in sig] if display != ONE else [],
+            "one_tier": display == ONE, "too_few": too_few and display == ONE, "n": n,
+            "test": ", ".join(tests) + (", Holm over all pairs" if tests else ""),
+            "pairs": [_pair_summary(r) for r in group_pairs], "why": why}
+
+
+def _estimates(g: pd.DataFrame, group_pairs: list[dict]) -> dict[str, float]:
+    """Each level's estimate, as the module doc says."""
+    out = {}
+    for _, row in g.iterrows():
+        value = float(row["median"])
+        if "estimate" in row and isinstance(row["estimate"], (int, float)) and not math.isnan(row["estimate"]):
+            value = float(row["estimate"])
+        elif _blocked(group_pairs) and "gmean" in row and not math.isnan(row.get("gmean", math.nan)):
+            value = float(row["gmean"])
+        out[row["level"]] = value
+    return out
+
+
+def _blocked(group_pairs: list[dict]) -> bool:
+    return bool(group_pairs) and all(r.get("design") == "blocked" for r in group_pairs)
+
+
+def _matched(group_pairs: list[dict]) -> bool:
+    """Every pair ran in the same rounds: more rounds would be compared within rounds."""
+    return bool(group_pairs) and all(r.get("matched") or r.get("design") == "blocked"
+                                     for r in group_pairs)
+
+
+def _pair_lookup(group_pairs: list[dict]):
+    index = {(r["baseline"], r["other"]): r for r in group_pairs}
+
+    def pair(x: str, y: str) -> tuple[dict | None, bool]:
+        """The row of x vs y and whether it is stored the other way round (y vs x)."""
+        if (x, y) in index:
+            return index[(x, y)], False
+        return index.get((y, x)), True
+    return pair
+
+
+def letter_columns(order: list[str], significant: set[frozenset]) -> list[list[str]]:
+    """Piepho's insert-absorb: start with one column holding every level; for each
+    significant pair, split every column holding both into one without each; drop a
+    column contained in another. Two levels then share a column iff their pair is not
+    significant. Columns come back in the order of their best member, members best first."""
+    rank = {lv: i for i, lv in enumerate(order)}
+    columns: list[frozenset] = [frozenset(order)]
+    for pair in sorted(significant, key=lambda p: sorted(rank[x] for x in p)):
+        x, y = tuple(pair)
+        split = []
+        for c in columns:
+            if x in c and y in c:
+                split += [c - {x}, c - {y}]
             else:
-                groups[-1].append(lv)
-        best = levels[0]
-        info = {}
-        for t, members in enumerate(groups, 1):
-            for lv in members:
-                ratio = medians[lv] / medians[best] if medians[best] else math.nan
-                lo = hi = math.nan
-                if lv == best:
-                    lo = hi = 1.0
-                else:
-                    r, flipped = pair(best, lv)
-                    if r is not None:
-                        lo, hi = r["ratio_ci_lo"], r["ratio_ci_hi"]
-                        if flipped:   # the stored ratio is best/lv
-                            lo, hi = (1 / hi if hi else math.nan), (1 / lo if lo else math.nan)
-                info[lv] = {"median": medians[lv], "ratio_to_best": ratio,
-                            "ratio_ci": [lo, hi], "tier": t, "n": ns[lv]}
-        group_pairs = [r for (k, _, _), r in pair_index.items() if k == key]
-        tested = [r for r in group_pairs if not math.isnan(r["p"])]
-        too_few = bool(tested) and all(r["smallest_p"] * len(tested) >= ALPHA for r in tested)
-        if not tested:
-            too_few = True
-        n = min(ns.values())
-        label = metric_label(ident.get("metric", ""))
-        if len(groups) == 1:
-            why = (f"n={n}: too few rounds for any test to separate {len(levels)} filesystems"
-                   f" ({rounds_needed(len(levels))} per filesystem can)"
-                   if too_few else "no significant difference")
-            sentence = f"{label}: ~ ({why})"
-        else:
-            parts = []
-            for t, members in enumerate(groups):
-                words = []
-                for lv in members:
-                    ratio = info[lv]["ratio_to_best"]
-                    words.append(lv if lv == best or t == 0 else f"{lv} ({ratio_text(ratio)})")
-                parts.append(" ≈ ".join(words))
-            sentence = f"{label}: " + " ≫ ".join(parts)
-            why = ""
-        rows.append({**ident, "better": better, "tiers": groups, "levels_info": info,
-                     "best": groups[0] if len(groups) > 1 else [],
-                     "one_tier": len(groups) == 1, "too_few": too_few, "n": n,
-                     "test": "Mann-Whitney U (exact), Holm over all pairs", "line": sentence,
-                     "why": why})
-    return pd.DataFrame(rows)
+                split.append(c)
+        columns = [c for i, c in enumerate(split)
+                   if c and not any((c < o) or (c == o and j < i) for j, o in enumerate(split))]
+    ordered = sorted(columns, key=lambda c: sorted(rank[x] for x in c))
+    return [sorted(c, key=rank.get) for c in ordered]
 
 
-def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """The tiers flat, one row per (group, level), best first: for CSV and other tables."""
-    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv, "tier": d["tier"],
-             "median": d["median"], "ratio_to_best": d["ratio_to_best"],
-             "ratio_ci_lo": d["ratio_ci"][0], "ratio_ci_hi": d["ratio_ci"][1], "n": d["n"],
-             "line": t["line"], "note": t["why"]}
-            for t in tier_table.to_dict("records") for lv, d in t["levels_info"].items()]
-    return pd.DataFrame(rows)
+def _letters(order: list[str], columns: list[list[str]]) -> dict[str, str]:
+    return {lv: "".join(_letter(i) for i, c in enumerate(columns) if lv in c) for lv in order}
+
+
+def _letter(i: int) -> str:
+    return chr(ord("a") + i) if i < 26 else f"({i + 1})"
+
+
+def _display(order: list[str], columns: list[list[str]], sig: set[frozenset],
+             pair) -> tuple[str, list[list[str]]]:
+    """(TIERS, the tiers) when the columns partition the levels in their order and every
+    significant step goes the way the order says; (LETTERS, the columns) otherwise."""
+    if not sig:
+        return ONE, [list(order)]
+    flat = [lv for c in columns for lv in c]
+    if flat == order:       # disjoint columns, each a run of consecutive levels
+        position = {lv: t for t, c in enumerate(columns) for lv in c}
+        consistent = True
+        for p in sig:
+            hi, lo = sorted(p, key=order.index)
+            r, flipped = pair(hi, lo)
+            if r is None:
+                continue
+            up = effect_sign(r) * (-1 if flipped else 1)      # lo against hi
+            worse = up < 0 if r["better"] == "higher" else up > 0
+            consistent &= worse and position[hi] < position[lo]
+        if consistent:
+            return TIERS, columns
+    return LETTERS, columns
+
+
+def _ratio_to(best: str, lv: str, pair, estimate: dict) -> tuple[float, float, float, float]:
+    """lv's ratio to the best, from their pair's test (its interval and confidence)."""
+    if lv == best:
+        return 1.0, 1.0, 1.0, math.nan
+    r, flipped = pair(best, lv)
+    if r is None or math.isnan(r["ratio"]):
+        e = estimate[best]
+        return (estimate[lv] / e if e else math.nan), math.nan, math.nan, math.nan
+    ratio, lo, hi = r["ratio"], r["ratio_ci_lo"], r["ratio_ci_hi"]
+    if flipped:        # the stored ratio is best/lv
+        ratio, lo, hi = (1 / ratio if ratio else math.nan), (1 / hi if hi else math.nan), (1 / lo if lo else math.nan)
+    return ratio, lo, hi, r.get("ratio_ci_level", math.nan)
+
+
+def _pair_summary(r: dict) -> dict:
+    return {"a": r["baseline"], "b": r["other"], "test": r["test"], "design": r.get("design", ""),
+            "p": r["p"], "p_holm": r["p_holm"], "significant": bool(r["significant"]),
+            "ratio": r["ratio"], "ratio_ci": [r["ratio_ci_lo"], r["ratio_ci_hi"]],
+            "ratio_ci_level": r.get("ratio_ci_level", math.nan), "note": r.get("note", "")}

@@ -206,12 +206,11 @@ def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]
         t = min(rows_of_measure, key=lambda r: (r["metric"] not in SUMS, r["metric"]))
         metrics = sorted({r["metric"] for r in rows_of_measure})
         info = t["levels_info"]
-        leaders = {i: members[0] for i, members in enumerate(t["tiers"], 1)}
         for lv, d in info.items():
-            if lv in goodness:
-                goodness[lv].append(_goodness(info[leaders[d["tier"]]]["ratio_to_best"], t["better"]))
-        best = t["tiers"][0][0]
-        if len(t["tiers"]) == 1:
+            if lv in goodness:     # a level the tests cannot tell from a better one scores as it
+                goodness[lv].append(_goodness(info[d["peer"]]["ratio_to_best"], t["better"]))
+        best = t["order"][0]
+        if t["one_tier"]:
             res.ties += 1
             rows = [r for (q, _, _), r in pair_rows.items() if q == quantity and not math.isnan(r["delta"])]
             if rows:
@@ -219,8 +218,8 @@ def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]
                 if res.strongest_tie is None or abs(r["delta"]) > res.strongest_tie["delta"]:
                     res.strongest_tie = _point(r, None, ev.run_id, metrics)
             continue
-        for members in t["tiers"][1:]:
-            for lv in members:
+        for lv, d in info.items():
+            if d["separated_from_best"]:
                 r = pair_rows.get((quantity, t["metric"], frozenset((best, lv))))
                 if r is not None:
                     res.points.append(_point(r, lv, ev.run_id, metrics, winner=best))

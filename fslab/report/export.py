@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fslab.analysis.tiers import tier_rows
+from fslab.report.verdicts import ranking_line, tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
@@ -62,8 +62,10 @@ def _plain(x):
 
 
 def verdicts_json(a, memory: dict) -> list[dict]:
-    """One entry per ranked (workload, metric): tiers best first, each level's median,
-    ratio to the best with its bootstrap 95% CI and tier (raw values, no formatting)."""
+    """One entry per ranked (workload, metric): how it is shown (tiers, letters or one
+    group), the levels best first with median, ratio to the best and its interval (with
+    that interval's confidence), tier or letters, and every pair with its test (raw
+    values, no formatting)."""
     import math
     from fslab.analysis.names import metric_label
     from fslab.report.headline import memory_text
@@ -77,13 +79,20 @@ def verdicts_json(a, memory: dict) -> list[dict]:
         out.append({"workload": workload_label({**r, "metric": "", "unit": ""}),
                     "suite": r.get("suite"), "case": r.get("case"), "params": r.get("params"),
                     "metric": r["metric"], "label": metric_label(r["metric"]), "unit": r["unit"],
-                    "better": r["better"], "tiers": r["tiers"],
-                    "levels": {lv: {"median": num(i["median"]),
+                    "better": r["better"], "display": r["display"], "order": r["order"],
+                    "tiers": r["tiers"], "letters": r["letters"] or None,
+                    "levels": {lv: {"median": num(i["median"]), "estimate": num(i["estimate"]),
                                     "ratio_to_best": num(i["ratio_to_best"]),
                                     "ratio_ci": [num(i["ratio_ci"][0]), num(i["ratio_ci"][1])],
-                                    "tier": i["tier"], "n": i["n"]}
+                                    "ratio_ci_level": num(i["ratio_ci_level"]),
+                                    "tier": i["tier"], "letters": i["letters"] or None,
+                                    "n": i["n"]}
                                for lv, i in r["levels_info"].items()},
-                    "test": r["test"], "n": int(r["n"]), "line": r["line"],
+                    "pairs": [{**p, "p": num(p["p"]), "p_holm": num(p["p_holm"]),
+                               "ratio": num(p["ratio"]),
+                               "ratio_ci": [num(p["ratio_ci"][0]), num(p["ratio_ci"][1])],
+                               "ratio_ci_level": num(p["ratio_ci_level"])} for p in r["pairs"]],
+                    "test": r["test"], "n": int(r["n"]), "line": ranking_line(r),
                     "note": r["why"] or None,
                     "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None)})
     return out

@@ -2,8 +2,6 @@
 with a warning where the device saw only a fraction of the bytes (served from memory)."""
 from __future__ import annotations
 
-import re
-
 import math
 
 import orjson
@@ -12,6 +10,7 @@ import pandas as pd
 from fslab.analysis import Analysis
 from fslab.analysis.groups import FS_FACTOR
 from fslab.report.tables import workload_label
+from fslab.report.verdicts import LETTERS_NOTE, ranking_line
 
 MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
 
@@ -89,7 +88,8 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params")))
         out.append({"workload": workload_label({**ident, "metric": "", "unit": ""}),
                     "metrics": [r["metric"] for r in lines],
-                    "lines": [r["line"] for r in lines],
+                    "rankings": [r.to_dict() for r in lines],
+                    "lines": [ranking_line(r) for r in lines],
                     "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
     return out
 
@@ -123,30 +123,28 @@ def _last_steps(idents: list[dict]):
 
 def headline_text(entries: list[dict]) -> list[str]:
     """Plain lines: 'randwrite — write IOPS: xfs ≈ ext4 ≫ btrfs (0.05×); p99 ...'. A reason
-    for '~' that repeats (n too small for any test) is said once, as a numbered note."""
-    notes: list[str] = []
+    for '~' that repeats (n too small for any test) is said once, as a numbered note, and so
+    is what letters mean when a ranking needs them."""
     counts: dict[str, int] = {}
     for e in entries:
-        for line in e["lines"]:
-            for why in _WHY.findall(line):
-                counts[why] = counts.get(why, 0) + 1
+        for t in e["rankings"]:
+            if t["why"]:
+                counts[t["why"]] = counts.get(t["why"], 0) + 1
+    notes: list[str] = []
 
-    def numbered(m: re.Match) -> str:
-        why = m.group(1)
-        if counts.get(why, 0) < 2:
-            return m.group(0)
-        if why not in notes:
-            notes.append(why)
-        return f"~ [{notes.index(why) + 1}]"
+    def note(text: str) -> str:
+        if text not in notes:
+            notes.append(text)
+        return f"[{notes.index(text) + 1}]"
     lines = []
     for e in entries:
-        text = f"{e['workload']} — " + "; ".join(_WHY.sub(numbered, ln) for ln in e["lines"])
+        said = []
+        for t in e["rankings"]:
+            said.append(ranking_line(t, note(t["why"]) if counts.get(t["why"], 0) > 1 else None))
+            if t["display"] == "letters":
+                said[-1] += f" {note(LETTERS_NOTE)}"
+        text = f"{e['workload']} — " + "; ".join(said)
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         lines.append(text)
     return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]
-
-
-# the reason may hold one parenthesis of its own: "(4 per filesystem can)"
-_WHY = re.compile(r"~ \((n=\d+: (?:[^()]|\([^()]*\))*)\)")
-

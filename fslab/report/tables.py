@@ -7,6 +7,7 @@ import pandas as pd
 from fslab.analysis import Analysis, is_detail
 from fslab.analysis.names import metric_label
 from fslab.report.format import human, spread
+from fslab.report.verdicts import ranking_text
 
 
 def workload_label(row, show_host: bool = False) -> str:
@@ -53,7 +54,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         elif tier is not None and key in tier.index:
             T = tier.loc[key]
             row.update(best=" ≈ ".join(T["best"]),
-                       verdict="~" if T["one_tier"] else T["line"].split(": ", 1)[1],
+                       verdict="~" if T["one_tier"] else ranking_text(T),
                        note=T["why"])
         else:
             row.update(best="", verdict="", note="one level only")
@@ -65,16 +66,24 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
 
 def footnotes(a: Analysis) -> list[str]:
     notes = []
-    if (a.summary["median_ci_note"] != "").any():
-        notes.append("± is the 95% order-statistic interval of the median; blank where "
-                     + a.summary.loc[a.summary["median_ci_note"] != "", "median_ci_note"].iloc[0])
+    missing = a.summary["median_ci_note"] != ""
+    if (~missing).any():
+        notes.append("± is the order-statistic interval of the median (at least 95% coverage, "
+                     "distribution-free)" + (f"; blank where {a.summary.loc[missing, 'median_ci_note'].iloc[0]}"
+                                             if missing.any() else ""))
+    elif len(a.summary):
+        notes.append("No interval of the median is shown: "
+                     + a.summary["median_ci_note"].iloc[0])
     if not a.pairs.empty:
         tests = sorted(set(t for t in a.pairs["test"] if t))
-        notes.append("verdict: every filesystem in tiers, best first; ≈ = the Holm-corrected "
-                     "pairwise tests cannot tell them apart, ≫ = a significant step down (a level "
-                     "joins a tier unless the tests separate it from the tier's best); (0.05×) = "
-                     "median ratio to the best; '~' = all in one tier. "
-                     + (f"Tests: {', '.join(tests)} (exact permutation p-values, ties as "
+        notes.append("verdict: every filesystem best first; ≫ = the Holm-corrected test of "
+                     "every pair across the step is significant, ≈ = the test of every pair "
+                     "within a tier is not; where no such tiers exist, letters: filesystems "
+                     "sharing a letter are not told apart, the rest are; (0.05×) = ratio to "
+                     "the best (within-round geometric-mean ratio where rounds pair them); "
+                     "'~' = no pair is significant. "
+                     + (f"Tests: {', '.join(tests)}, chosen by the design (interleaved rounds: "
+                        "within-round comparisons; else exact permutation p-values, ties as "
                         "midranks)." if tests else "No test ran: too few rounds."))
     if int(a.summary["outliers"].sum()):
         notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "

@@ -79,8 +79,9 @@ def too_few_rounds(the_plan) -> str | None:
     if k < 2 or n >= rounds_needed(k):
         return None
     return (f"{n} round{'s' if n != 1 else ''} per filesystem cannot separate {k} filesystems "
-            f"in any verdict (it takes {rounds_needed(k)}): the numbers are descriptive only; "
-            f"--iterations {rounds_needed(k)} (or a profile with that many) can decide")
+            f"in any verdict (it takes {rounds_needed(k)}, compared within rounds; more rounds "
+            f"see smaller differences): the numbers are descriptive only; "
+            f"--iterations {rounds_needed(k)} or more (or a profile with that many) can decide")
 
 
 def _cache_sentence(policy: str) -> str:

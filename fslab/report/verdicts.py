@@ -1,0 +1,54 @@
+"""The ranking of one (workload, metric) in words: the one renderer of what
+fslab.analysis.tiers decided, for the terminal, Markdown, HTML, CSV and JSON alike.
+
+  tiers:    "write IOPS: xfs ≈ ext4 ≫ btrfs (0.047×) ≫ zfs (0.014×)"
+  letters:  "p99 read latency: zfs [a], btrfs [ab], xfs [b] (1.4×), ext4 [b] (1.5×)"
+  one:      "write IOPS: ~ (no significant difference)"
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from fslab.analysis.names import metric_label, ratio_text
+from fslab.analysis.tiers import LETTERS, ONE
+
+LETTERS_NOTE = ("[a], [ab] ...: filesystems that share a letter are not told apart by their "
+                "Holm-corrected test; two with no letter in common are")
+
+
+def ranking_text(t: dict, numbered_why: str | None = None) -> str:
+    """The ranking without its metric label; `numbered_why` stands in for a '~' reason
+    said once elsewhere (e.g. '[1]')."""
+    info = t["levels_info"]
+    order = t.get("order") or list(info)
+    best = order[0]
+    if t["display"] == ONE:
+        return f"~ {numbered_why}" if numbered_why else f"~ ({t['why']})"
+    if t["display"] == LETTERS:
+        words = []
+        for lv in order:
+            d = info[lv]
+            ratio = f" ({ratio_text(d['ratio_to_best'])})" if d["separated_from_best"] else ""
+            words.append(f"{lv} [{d['letters']}]{ratio}")
+        return ", ".join(words)
+    parts = []
+    for i, members in enumerate(t["tiers"]):
+        parts.append(" ≈ ".join(lv if lv == best or i == 0 else
+                                f"{lv} ({ratio_text(info[lv]['ratio_to_best'])})" for lv in members))
+    return " ≫ ".join(parts)
+
+
+def ranking_line(t: dict, numbered_why: str | None = None) -> str:
+    return f"{metric_label(t.get('metric', ''))}: {ranking_text(t, numbered_why)}"
+
+
+def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The ranking flat, one row per (group, level), best first: for CSV and other tables."""
+    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv,
+             "tier": d["tier"], "letters": d["letters"],
+             "median": d["median"], "ratio_to_best": d["ratio_to_best"],
+             "ratio_ci_lo": d["ratio_ci"][0], "ratio_ci_hi": d["ratio_ci"][1],
+             "ratio_ci_level": d["ratio_ci_level"], "n": d["n"],
+             "line": ranking_line(t), "note": t["why"]}
+            for t in tier_table.to_dict("records") for lv, d in t["levels_info"].items()]
+    return pd.DataFrame(rows)
