@@ -1,0 +1,170 @@
+"""Racing candidates on one measure: eliminate the significantly worse, round by round.
+
+A race sees, per candidate, one value per round (every surviving candidate runs once per
+round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
+`min_rounds` on, after each round ("a look"):
+
+1. The leader is the survivor with the best mean log value over the rounds every
+   survivor ran (a difference of mean logs is exactly the mean within-round log ratio).
+2. Each other survivor is compared with the leader by the answer's own test
+   (fslab.analysis.pairwise.pair_test: a paired t-test on within-round log ratios),
+   Holm-corrected over the survivors of this look, at alpha / looks: Bonferroni over the
+   race's possible looks, so that the chance of ever eliminating a candidate that is in
+   truth as good as the leader stays under alpha for the whole race, however many looks
+   it takes. A survivor significantly worse than the leader is eliminated.
+3. The race stops when one candidate remains (the winner); when every survivor is within
+   delta of the leader (each one's one-sided lower (1 - alpha/looks) bound of its ratio
+   to the leader is above 1 - delta: a tie, said as such); or when the rounds or the
+   time budget run out (the leader is the best guess; the survivors stay finalists).
+
+Nothing here runs anything: the scheduler feeds values in and asks who runs next.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from fslab.analysis.pairwise import holm, pair_test
+from fslab.analysis.significance import ALPHA, MIN_BLOCKS
+
+WINNER, TIE, BUDGET = "winner", "tie", "budget"
+
+
+@dataclass
+class Elimination:
+    label: str
+    round: int
+    leader: str
+    ratio: float          # candidate / leader, within rounds (geometric mean)
+    ratio_ci: tuple[float, float]
+    p: float
+    p_holm: float
+    test: str
+    alpha: float
+
+    @property
+    def why(self) -> str:
+        return (f"round {self.round}: {ratio_words(self.ratio)} {self.leader} within rounds "
+                f"({self.test}, Holm p={self.p_holm:.2g} < {self.alpha:.3g})")
+
+
+def ratio_words(ratio: float) -> str:
+    """0.93 -> '7.0% below', 1.08 -> '8.0% above'."""
+    if not math.isfinite(ratio):
+        return "not comparable with"
+    pct = (ratio - 1) * 100
+    return f"{abs(pct):.1f}% {'below' if pct < 0 else 'above'}"
+
+
+@dataclass
+class Race:
+    labels: list[str]
+    better: str                      # "higher" | "lower"
+    delta: float = 0.03
+    alpha: float = ALPHA
+    min_rounds: int = MIN_BLOCKS
+    max_rounds: int = 10
+    values: dict[str, dict[int, float]] = field(default_factory=dict)
+    eliminated: dict[str, Elimination] = field(default_factory=dict)
+    stopped: str | None = None
+    rounds_done: int = 0
+
+    @property
+    def looks(self) -> int:
+        return max(1, self.max_rounds - self.min_rounds + 1)
+
+    @property
+    def alpha_look(self) -> float:
+        return self.alpha / self.looks
+
+    @property
+    def survivors(self) -> list[str]:
+        return [lv for lv in self.labels if lv not in self.eliminated]
+
+    def record(self, label: str, round_no: int, value: float) -> None:
+        self.values.setdefault(label, {})[round_no] = value
+
+    def look(self, round_no: int) -> list[Elimination]:
+        """After round `round_no`: eliminate, then decide whether to stop."""
+        self.rounds_done = max(self.rounds_done, round_no)
+        if self.stopped or round_no < self.min_rounds:
+            return []
+        out = self._eliminate(round_no)
+        alive = self.survivors
+        if len(alive) == 1:
+            self.stopped = WINNER
+        elif self._all_within_delta(alive):
+            self.stopped = TIE
+        elif round_no >= self.max_rounds:
+            self.stopped = BUDGET
+        return out
+
+    def stop_for_budget(self) -> None:
+        self.stopped = self.stopped or BUDGET
+
+    def leader(self, alive: list[str] | None = None) -> str:
+        alive = alive or self.survivors
+        rounds = self.common_rounds(alive)
+        sign = 1 if self.better == "higher" else -1
+        means = {lv: sign * np.mean(np.log([self.values[lv][r] for r in rounds]))
+                 if rounds and self._positive(lv, rounds) else -math.inf for lv in alive}
+        return max(alive, key=lambda lv: (means[lv], -alive.index(lv)))
+
+    def common_rounds(self, labels: list[str]) -> list[int]:
+        sets = [set(self.values.get(lv, {})) for lv in labels]
+        return sorted(set.intersection(*sets)) if sets else []
+
+    def _positive(self, lv: str, rounds: list[int]) -> bool:
+        return all(self.values[lv][r] > 0 for r in rounds)
+
+    def pair(self, leader: str, other: str) -> dict:
+        rounds = self.common_rounds([leader, other])
+        a = np.array([self.values[leader][r] for r in rounds])
+        b = np.array([self.values[other][r] for r in rounds])
+        return pair_test(a, b, np.array(rounds), np.array(rounds))
+
+    def _eliminate(self, round_no: int) -> list[Elimination]:
+        alive = self.survivors
+        if len(alive) < 2:
+            return []
+        lead = self.leader(alive)
+        others = [lv for lv in alive if lv != lead]
+        tests = [self.pair(lead, lv) for lv in others]
+        p_holm = holm([t["p"] for t in tests])
+        out = []
+        for lv, t, ph in zip(others, tests, p_holm):
+            worse = t["ratio"] < 1 if self.better == "higher" else t["ratio"] > 1
+            if ph < self.alpha_look and worse:
+                e = Elimination(lv, round_no, lead, t["ratio"], (t["ratio_ci_lo"], t["ratio_ci_hi"]),
+                                t["p"], float(ph), t["test"], self.alpha_look)
+                self.eliminated[lv] = e
+                out.append(e)
+        return out
+
+    def _all_within_delta(self, alive: list[str]) -> bool:
+        """Every survivor's one-sided bound of its ratio to the leader within delta."""
+        lead = self.leader(alive)
+        for lv in alive:
+            if lv == lead:
+                continue
+            bound = self.equivalence_bound(lead, lv)
+            if not math.isfinite(bound):
+                return False
+            if (self.better == "higher" and bound < 1 - self.delta) or \
+               (self.better == "lower" and bound > 1 + self.delta):
+                return False
+        return True
+
+    def equivalence_bound(self, lead: str, other: str) -> float:
+        """The one-sided (1 - alpha/looks) bound of other/leader on the losing side: the
+        lower bound when higher is better, the upper when lower is."""
+        rounds = self.common_rounds([lead, other])
+        if len(rounds) < self.min_rounds or not (self._positive(lead, rounds) and self._positive(other, rounds)):
+            return math.nan
+        d = np.log([self.values[other][r] for r in rounds]) - np.log([self.values[lead][r] for r in rounds])
+        se = np.std(d, ddof=1) / math.sqrt(len(d))
+        t = stats.t.ppf(1 - self.alpha_look, len(d) - 1)
+        return float(math.exp(d.mean() - t * se if self.better == "higher" else d.mean() + t * se))
