@@ -69,13 +69,13 @@ def footnotes(a: Analysis) -> list[str]:
         notes.append("± is the 95% order-statistic interval of the median; blank where "
                      + a.summary.loc[a.summary["median_ci_note"] != "", "median_ci_note"].iloc[0])
     if not a.pairs.empty:
-        tests = sorted(set(t for t in a.pairs["test"] if t))
+        tests = [t + (" (exact permutation p-values, ties as midranks)" if t == "Mann-Whitney U" else "")
+                 for t in sorted(set(t for t in a.pairs["test"] if t))]
         notes.append("verdict: every filesystem in tiers, best first; ≈ = the Holm-corrected "
                      "pairwise tests cannot tell them apart, ≫ = a significant step down (a level "
                      "joins a tier unless the tests separate it from the tier's best); (0.05×) = "
                      "median ratio to the best; '~' = all in one tier. "
-                     + (f"Tests: {', '.join(tests)} (exact permutation p-values, ties as "
-                        "midranks)." if tests else "No test ran: too few rounds."))
+                     + (f"Tests: {'; '.join(tests)}." if tests else "No test ran: too few rounds."))
     if int(a.summary["outliers"].sum()):
         notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
                      "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")
