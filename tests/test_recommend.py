@@ -430,3 +430,40 @@ def test_scores_follow_the_size_of_the_difference_not_only_its_sign():
     assert sc["btrfs"] == pytest.approx(speed["btrfs"] / best, rel=0.02)   # 0.05
     assert sc["zfs"] == pytest.approx(speed["zfs"] / best, rel=0.02)       # 0.014
     assert rec.first == ["ext4", "xfs"] or rec.first == ["xfs", "ext4"]
+
+
+def test_a_best_of_zero_scores_as_the_best():
+    """Issue 26 item 5: 0 silently corrupted blocks is the best there is. The ratio to a best
+    of 0 was NaN and every filesystem, the winner included, scored 0 on the criterion. Now
+    the best tier scores 1; behind it, counts of trials (tested pooled) score 1 minus the
+    rate difference, and other metrics 0 (the limit of an infinite ratio)."""
+    import pandas as pd
+    from fslab.analysis import analyze
+    from fslab.recommend.evidence import Evidence
+    from fslab.records import RECORD_COLUMNS
+    from fslab.report.load import declared_trials
+    silent = {"ext4": 8, "btrfs": 3, "zfs": 0}           # of 8 damaged blocks, every round
+    collateral = {"ext4": [2, 3, 2, 3, 2, 3], "btrfs": [0] * 6, "zfs": [0] * 6}
+
+    def rec(fs, it, metric, value, better):
+        return {"run_id": "r", "host": "h", "fs": fs, "variant": "default", "suite": "integrity",
+                "case": "data", "params": "{}", "iteration": it, "metric": metric,
+                "value": float(value), "unit": "count", "better": better, "artifact": None, "ts": 0.0}
+    rows = [r for fs in silent for it in range(1, 5)
+            for r in (rec(fs, it, "damaged", 8, None), rec(fs, it, "silent", silent[fs], "lower"))]
+    rows += [rec(fs, it, "collateral_damage", v, "lower")
+             for fs, vs in collateral.items() for it, v in enumerate(vs, start=1)]
+    recs = pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    a = analyze(recs, regression=False, trials=declared_trials(recs))
+    ev = Evidence(run_id="r", analysis=a, matrix=None, features_run=None, records=recs)
+    rec_ = recommend(ev, _own("integrity",
+                              {"label": "silent", "weight": 1, "suite": "integrity", "metric": ["silent"]},
+                              {"label": "collateral", "weight": 1, "suite": "integrity",
+                               "metric": ["collateral_damage"]}))
+    by_silent, by_collateral = (c.scores for c in rec_.criteria)
+    assert by_silent == {"zfs": 1.0, "btrfs": pytest.approx(1 - 12 / 32), "ext4": 0.0}
+    assert by_collateral == {"zfs": 1.0, "btrfs": 1.0, "ext4": 0.0}
+    assert rec_.first == ["zfs"]
+    (point,) = [p for p in rec_.criteria[0].points if p["loser"] == "btrfs"]
+    assert point["winner"] == "zfs" and point["design"] == "pooled trials" and point["n"] == 32
+    assert "(0% vs 37.5%)" in markdown(rec_)

@@ -332,3 +332,23 @@ def test_zfs_metadata_damage_follows_the_driver_unless_the_plan_says():
         assert case.config["zfs_metadata"] is expected
     assert Driver.metadata_damage_hangs_others is False      # the kernel's filesystems
     assert isinstance(Zfs.__dict__["metadata_damage_hangs_others"], property)
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_one_round_of_integrity_ranks_zfs_above_ext4(state_dir, results, tmp_path):
+    """Issue 26's acceptance: one round, 8 damaged blocks each. Compared per damaged block
+    (pooled exact test), ext4's blocks returned silently separate it from zfs's caught ones,
+    and recommend puts zfs first for data integrity (a best of 0 silent scores as the best)."""
+    _run_all_done(results, tmp_path, "--fs", "ext4,zfs", "--suite", "integrity",
+                  "--profile", "smoke", "--iterations", "1")
+    out = tmp_path / "report.json"
+    run_fslab("report", "--results", str(results), "--json", str(out))
+    (silent,) = [v for v in json.loads(out.read_text())["verdicts"]
+                 if v["metric"] == "silent" and v["case"] == "data"]
+    assert silent["tiers"] == [["zfs"], ["ext4"]], silent
+    assert silent["test"].startswith("Boschloo exact test on the damaged pooled over rounds")
+    rec = json.loads(run_fslab("recommend", "--results", str(results), "-p", "data-integrity",
+                               "--json").stdout)
+    assert rec["first"] == ["zfs"], rec["ranking"]
+    assert not _no_leftovers(tmp_path, state_dir)

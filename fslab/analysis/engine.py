@@ -3,16 +3,21 @@
 Input is the records DataFrame (fslab.records.RECORD_COLUMNS) of any suite. Values are
 grouped by what was measured (groups.group_columns) and compared across the factor
 (default filesystem + variant; run_id or host to compare runs or machines).
+
+`trials` names the metrics that count successes out of another metric of the same unit
+(as the suites declare them: {"silent": "damaged"}); their groups are compared on the
+trials pooled over rounds (counts.py), the others round by round (pairwise.py).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from fslab.system import forked
+from fslab.analysis.counts import DESIGN, compare_counts, estimates, group_id, pooled_counts
 from fslab.analysis.describe import describe, outlier_mask
 from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
@@ -61,7 +66,7 @@ class Analysis:
 
 def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
             order: Sequence[str] | None = None, seed: int = 0,
-            regression: bool = True) -> Analysis:
+            regression: bool = True, trials: Mapping[str, str] | None = None) -> Analysis:
     factor = normalize_factor(factor)
     keys = group_columns(factor) + ["unit"]
     data = with_levels(records, factor)
@@ -74,11 +79,14 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
         from fslab.analysis.regression import regression_in_background
         regression_table = regression_in_background(data, keys, seed)
     pairable = "run_id" not in factor     # rounds of different runs are unrelated
-    args = (data, keys, levels, group_better, pairable, seed)
+    counted = pooled_counts(data, keys, trials) if trials else {}
+    args = (data, keys, levels, group_better, pairable, seed, counted)
     # large runs: every other group is compared in a forked child, beside this process
     other_half = (forked.start(_compare_groups, *args, 1, 2)
                   if forked.worth_it("analysis", len(data)) else None)
     summary = describe(data, keys).merge(directions, on=keys, how="left")
+    if counted:   # the pooled rate of a count of trials (its median stays the per-round one)
+        summary["estimate"] = estimates(counted, summary, keys)
     done = _compare_groups(*args, 0, 2 if other_half else 1)
     if other_half:
         done = sorted(done + other_half(), key=lambda group: group[0])
@@ -87,7 +95,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     omni_df = pd.DataFrame(omni_rows)
     pairs = pd.DataFrame(pair_rows)
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
-                      tiers=tiers(summary, pairs, keys))
+                      tiers=_tested_by(tiers(summary, pairs, keys), keys, counted, pairs))
     if regression:
         result.regression = regression_table()
     return result
@@ -95,7 +103,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
 
 def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
                     group_better: list[str | None], pairable: bool, seed: int,
-                    part: int, parts: int) -> list[tuple[int, dict, list[dict]]]:
+                    counted: dict, part: int, parts: int) -> list[tuple[int, dict, list[dict]]]:
     """Omnibus and pairwise tests of every `parts`-th group from `part` on:
     (group number, omnibus row, pair rows) per group."""
     done = []
@@ -109,9 +117,26 @@ def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
         omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
                 {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
                  "no better direction"})
-        pairs = compare_levels(samples, better, pairable, seed_key=(seed, *key))
+        pooled = counted.get(group_id(key))
+        pairs = (compare_counts(pooled, better, levels) if pooled else
+                 compare_levels(samples, better, pairable, seed_key=(seed, *key)))
         done.append((i, {**ident, "better": better, **omni}, [{**ident, **row} for row in pairs]))
     return done
+
+
+def _tested_by(tier_table: pd.DataFrame, keys: list[str], counted: dict,
+               pairs: pd.DataFrame) -> pd.DataFrame:
+    """Tiers of counted groups name the test their pairs ran (tiers.py names Mann-Whitney)."""
+    if not counted or tier_table.empty or "design" not in pairs:
+        return tier_table
+    pooled = pairs[pairs["design"] == DESIGN]
+    tests: dict[tuple, set[str]] = {}
+    for key, test in zip(pooled[keys].itertuples(index=False, name=None), pooled["test"]):
+        tests.setdefault(group_id(key), set()).add(test)
+    names = [tests.get(group_id(key)) for key in tier_table[keys].itertuples(index=False, name=None)]
+    tier_table["test"] = [" / ".join(sorted(t)) + ", Holm over all pairs" if t else old
+                          for t, old in zip(names, tier_table["test"])]
+    return tier_table
 
 
 def _ordered_levels(found, order: Sequence[str] | None) -> list[str]:

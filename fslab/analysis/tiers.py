@@ -74,6 +74,7 @@ def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
                     if display == TIERS else (1 if display == ONE else None),
                     "letters": letters[lv] if display == LETTERS else "",
                     "separated_from_best": frozenset((best, lv)) in sig,
+                    "design": (pair(best, lv)[0] or {}).get("design", "") if lv != best else "",
                     # the best-ranked level no test separates from this one (itself at worst):
                     # what a level may be taken for (recommend scores it as that one)
                     "peer": next(x for x in order if x == lv or frozenset((x, lv)) not in sig),

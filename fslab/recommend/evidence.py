@@ -50,7 +50,8 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
         analysis = known
     else:
         records = pd.concat([records, derived], ignore_index=True)
-        analysis = analyze(records, regression=False)
+        from fslab.report.load import declared_trials
+        analysis = analyze(records, regression=False, trials=declared_trials(records))
     outcomes, impls = fm.probe_outcomes(records, store.root)
     features_run = run_id if outcomes else None
     if not outcomes:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fslab.analysis.counts import DESIGN
 from fslab.analysis.pairwise import format_p
 from fslab.recommend.explain import size_text
 from fslab.recommend.score import CAPABILITY, COUNTED, MEASURED, CriterionResult, Recommendation
@@ -44,7 +45,8 @@ def evidence_lines(c: CriterionResult) -> list[str]:
                    if p["records"] else f"claim, {p['claim']['ref']}")
             lines.append(f"{p['level']}: {_capability(p['value'])} — {p['basis']}: {p['detail']} [{src}]")
         else:
-            ratio = "" if math.isnan(p["ratio"]) else f" ({size_text(p['ratio'])})"
+            ratio = ("" if math.isnan(p["ratio"]) else f" ({size_text(p['ratio'])})") \
+                if p.get("design") != DESIGN else f" ({_pct(p['median_winner'])} vs {_pct(p['median_loser'])})"
             also = [m for m in p["records"]["metrics"] if m != p["metric"]]
             same = f"; same measure: {', '.join(also)}" if also else ""
             lines.append(f"{p['winner']} beats {p['loser']} on {p['suite']}:{p['case']} "
@@ -61,6 +63,10 @@ def evidence_lines(c: CriterionResult) -> list[str]:
     if c.missing:
         lines.append(f"no evidence for {', '.join(c.missing)}")
     return lines
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.3g}%"
 
 
 def _capability(value: float) -> str:
@@ -157,8 +163,10 @@ def _method() -> str:
     return ("Scores come from measured criteria only, from the tiers of the Holm-corrected "
             "pairwise tests: on each job's measure (IOPS and bandwidth of a job are one measure) "
             "a filesystem scores 1 in the best tier, else the median ratio of its tier's leader to "
-            "the best (inverted for lower-is-better metrics), so filesystems that cannot be told "
-            "apart score alike and a 0.98x filesystem nearly as much as the best; a criterion is "
+            "the best (inverted for lower-is-better metrics; 0 behind a best of 0), so filesystems "
+            "that cannot be told apart score alike and a 0.98x filesystem nearly as much as the best; "
+            "counts of trials (damaged blocks), tested pooled over rounds, score 1 minus the "
+            "difference of the leader's rate to the best's; a criterion is "
             "the mean over its measures. Total = weighted mean x 100 over the measured "
             "criteria; totals within 0.5 share a rank. Features (documented claims, or probes of "
             "them; '(doc)' = documentation only) are stated capabilities shown with their weight, "

@@ -6,7 +6,11 @@ once (fslab.recommend.measures: IOPS and bandwidth of a job are one measure). On
 filesystem scores how close its tier is to the best: 1 in the best tier, else the
 median ratio of its tier's leader to the best (inverted for lower-is-better metrics:
 3x the best latency scores 1/3). So every member of a tier scores the same, 0.98x of
-the best counts almost as much as the best, and 0.014x counts almost nothing. A
+the best counts almost as much as the best, and 0.014x counts almost nothing. A best
+of 0 (0 silently corrupted blocks) still scores 1; behind it a ratio is infinite, so a
+lower tier scores 0, its limit. Counts of trials compared pooled (8 of 8 damaged blocks
+returned silently, fslab/analysis/counts.py) score 1 minus the rate difference of their
+tier's leader to the best: 3 of 8 silent behind 0 of 8 scores 0.625. A
 criterion's score is the mean over its measures; the total is the weighted mean over
 the measured criteria, 0-100.
 
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from fslab.analysis import is_detail
+from fslab.analysis.counts import DESIGN
 from fslab.features.matrix import Cell
 from fslab.recommend.evidence import Evidence
 from fslab.recommend.measures import SUMS, measure_of, scored
@@ -206,10 +211,13 @@ def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]
         t = min(rows_of_measure, key=lambda r: (r["metric"] not in SUMS, r["metric"]))
         metrics = sorted({r["metric"] for r in rows_of_measure})
         info = t["levels_info"]
+        best = t["order"][0]
         for lv, d in info.items():
             if lv in goodness:     # a level the tests cannot tell from a better one scores as it
-                goodness[lv].append(_goodness(info[d["peer"]]["ratio_to_best"], t["better"]))
-        best = t["order"][0]
+                peer = d["peer"]
+                goodness[lv].append(1.0 if peer == best else _goodness(
+                    info[peer]["ratio_to_best"], t["better"],
+                    pair_rows.get((quantity, t["metric"], frozenset((best, peer))))))
         if t["one_tier"]:
             res.ties += 1
             rows = [r for (q, _, _), r in pair_rows.items() if q == quantity and not math.isnan(r["delta"])]
@@ -231,9 +239,13 @@ def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]
     return res
 
 
-def _goodness(ratio_to_best: float, better: str) -> float:
-    """How close to the best, in (0, 1]: a median ratio for 'higher', its inverse for
-    'lower' (3x the best latency scores 1/3)."""
+def _goodness(ratio_to_best: float, better: str, pair: dict | None = None) -> float:
+    """How close a lower tier's leader is to the best, in [0, 1]: a median ratio for 'higher',
+    its inverse for 'lower' (3x the best latency scores 1/3); 0 behind a best of 0 (the
+    ratio is infinite). Pooled counts of trials (`pair` of the best and the leader):
+    1 minus the difference of their rates."""
+    if pair is not None and pair.get("design") == DESIGN:
+        return max(0.0, 1.0 - abs(pair["median_other"] - pair["median_baseline"]))
     if ratio_to_best is None or not math.isfinite(ratio_to_best) or ratio_to_best <= 0:
         return 0.0
     return min(1.0, ratio_to_best if better == "higher" else 1 / ratio_to_best)
@@ -260,6 +272,7 @@ def _point(r: dict, loser: str | None, run_id: str, metrics: list[str],
             # |Cliff's delta|: the direction is already in winner/loser
             "p_holm": r["p_holm"], "delta": abs(r["delta"]), "magnitude": r["magnitude"],
             "test": r["test"], "n": int(min(r["n_baseline"], r["n_other"])),
+            "design": r.get("design") if isinstance(r.get("design"), str) else None,
             "significant": bool(r["significant"]), "note": r.get("note", ""),
             "records": {"run_id": run_id, "suite": r["suite"], "case": r["case"],
                         "params": r["params"], "metric": r["metric"], "metrics": metrics,

@@ -40,8 +40,18 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
     if records.empty:
         raise FslabError(f"run {', '.join(ids)} has no records of a unit that finished")
     runs = [store.run(r) for r in ids]
-    return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression),
+    return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression,
+                                         trials=declared_trials(records)),
                   failed)
+
+
+def declared_trials(records: pd.DataFrame) -> dict[str, str]:
+    """{metric: the metric counting its trials}, as the suites of these records declare
+    them (fslab.workloads.base.Metric): the analysis pools those counts over rounds."""
+    from fslab import workloads
+    known = set(workloads.names())
+    return {m.key: m.trials for name in sorted(set(records["suite"]) & known)
+            for m in workloads.get(name).metrics if m.trials}
 
 
 def cpu_share_unranked(records: pd.DataFrame) -> pd.DataFrame:

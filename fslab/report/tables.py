@@ -75,16 +75,16 @@ def footnotes(a: Analysis) -> list[str]:
         notes.append("No interval of the median is shown: "
                      + a.summary["median_ci_note"].iloc[0])
     if not a.pairs.empty:
-        tests = sorted(set(t for t in a.pairs["test"] if t))
+        tests = [t + (" (exact permutation p-values, ties as midranks)" if t == "Mann-Whitney U" else "")
+                 for t in sorted(set(t for t in a.pairs["test"] if t))]
         notes.append("verdict: every filesystem best first; ≫ = the Holm-corrected test of "
                      "every pair across the step is significant, ≈ = the test of every pair "
                      "within a tier is not; where no such tiers exist, letters: filesystems "
                      "sharing a letter are not told apart, the rest are; (0.05×) = ratio to "
                      "the best (within-round geometric-mean ratio where rounds pair them); "
                      "'~' = no pair is significant. "
-                     + (f"Tests: {', '.join(tests)}, chosen by the design (interleaved rounds: "
-                        "within-round comparisons; else exact permutation p-values, ties as "
-                        "midranks)." if tests else "No test ran: too few rounds."))
+                     + (f"Tests, chosen by the design (docs/statistics.md): {'; '.join(tests)}."
+                        if tests else "No test ran: too few rounds."))
     if int(a.summary["outliers"].sum()):
         notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
                      "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")

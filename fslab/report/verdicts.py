@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fslab.analysis.names import metric_label, ratio_text
+from fslab.analysis.counts import DESIGN as POOLED
 from fslab.analysis.tiers import LETTERS, ONE
 
 LETTERS_NOTE = ("[a], [ab] ...: filesystems that share a letter are not told apart by their "
@@ -22,19 +23,26 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
     info = t["levels_info"]
     order = t.get("order") or list(info)
     best = order[0]
+
+    def behind(lv: str) -> str:
+        """How far behind the best: its ratio, or for pooled counts both rates."""
+        d = info[lv]
+        if d.get("design") == POOLED:
+            return f"({d['estimate']:.0%} vs {info[best]['estimate']:.0%})"
+        return f"({ratio_text(d['ratio_to_best'])})"
     if t["display"] == ONE:
         return f"~ {numbered_why}" if numbered_why else f"~ ({t['why']})"
     if t["display"] == LETTERS:
         words = []
         for lv in order:
             d = info[lv]
-            ratio = f" ({ratio_text(d['ratio_to_best'])})" if d["separated_from_best"] else ""
+            ratio = f" {behind(lv)}" if d["separated_from_best"] else ""
             words.append(f"{lv} [{d['letters']}]{ratio}")
         return ", ".join(words)
     parts = []
     for i, members in enumerate(t["tiers"]):
         parts.append(" ≈ ".join(lv if lv == best or i == 0 else
-                                f"{lv} ({ratio_text(info[lv]['ratio_to_best'])})" for lv in members))
+                                f"{lv} {behind(lv)}" for lv in members))
     return " ≫ ".join(parts)
 
 

@@ -20,7 +20,7 @@ from fslab.errors import StepFailed
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec, SuiteSpec
 from fslab.plan.profiles import Profile
-from fslab.records import Measurement, UnitKey
+from fslab.records import Better, Measurement, UnitKey
 
 
 @dataclass
@@ -29,6 +29,17 @@ class Case:
     params: dict[str, Any] = field(default_factory=dict)   # recorded with every value
     config: Any = None                # suite-private details (job options, ...)
     image_bytes: int = 0              # loop image size this case needs (0: profile minimum)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric a suite records, declared by the suite: its unit, its better direction and,
+    for a count of successes, the metric of the same unit that counts its trials (`silent`
+    blocks out of `damaged` ones): analysis then pools the counts (fslab/analysis/counts.py)."""
+    key: str
+    unit: str
+    better: Better = None
+    trials: str | None = None
 
 
 class UnitFailed(StepFailed):
@@ -92,6 +103,8 @@ class Suite(ABC):
     #: set when the suite writes or inspects files: it then skips a driver without any
     #: (the bare device), saying this
     needs_files: str | None = None
+    #: the metrics it declares (see Metric); analysis reads only their `trials`
+    metrics: tuple[Metric, ...] = ()
 
     @abstractmethod
     def cases(self, spec: SuiteSpec, profile: Profile) -> list[Case]:

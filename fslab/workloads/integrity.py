@@ -17,6 +17,10 @@ Redundancy comes from the filesystem variant: btrfs `devices = 2` (raid1) or
 `mkfs_options = ["-d", "dup"]`, zfs `properties = { copies = "2" }` or `devices = 2`
 (mirror). Every count is what was measured; the raw evidence (kernel log lines,
 device stats, zpool status, scrub and checker output) is in integrity.json.
+
+`detected`, `silent`, `healed` and `healed_after_scrub` count damaged blocks (files or
+directories) out of the unit's `damaged` ones: METRICS declares that, so the analysis
+compares filesystems on the blocks pooled over rounds, not on one count per round.
 """
 from __future__ import annotations
 
@@ -26,15 +30,37 @@ from fslab.errors import FslabError
 from fslab.workloads.support.bitflip import corrupt_and_classify
 from fslab.plan.profiles import Profile
 from fslab.records import Measurement
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.base import Case, Metric, Suite, UnitContext, UnitFailed, register
 
 KNOWN = {"files", "blocks_per_file", "damaged", "copies", "zfs_metadata"}
+
+# every damaged block ends detected, silent or healed; after a scrub every one is read again
+METRICS = (
+    Metric("damaged", "count"),
+    Metric("detected", "count", trials="damaged"),
+    Metric("silent", "count", "lower", trials="damaged"),
+    Metric("healed", "count", "higher", trials="damaged"),
+    Metric("healed_after_scrub", "count", "higher", trials="damaged"),
+    Metric("collateral_damage", "count", "lower"),
+    Metric("mount_ok", "bool"),
+    Metric("kernel_log_lines", "count"),
+    Metric("reported_corruption_errs", "count"),
+    Metric("reported_cksum_errors", "count"),
+    Metric("scrub_clean", "bool"),
+    Metric("scrub_corrected", "count"),
+    Metric("scrub_uncorrectable", "count"),
+    Metric("fsck_clean", "bool"),
+    Metric("fiemap_agreement", "ratio", "higher"),
+    Metric("tagged_blocks_found", "count"),
+)
+_DECLARED = {d.key: d for d in METRICS}
 
 
 @register
 class IntegritySuite(Suite):
     name = "integrity"
     description = "flip bytes in data/metadata blocks on the image; detected, silent or healed?"
+    metrics = METRICS
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         o, _ = self.options(spec, KNOWN)
@@ -71,37 +97,38 @@ class IntegritySuite(Suite):
 
 def measurements(res: dict, artifact: str) -> list[Measurement]:
     """The integrity result as records; counts only for what was actually damaged."""
-    def m(metric, value, unit, better=None):
-        return Measurement(metric, float(value), unit, better, artifact)
+    def m(metric, value):
+        d = _DECLARED[metric]
+        return Measurement(metric, float(value), d.unit, d.better, artifact)
 
-    ms = [m("damaged", res["damaged"], "count")]
+    ms = [m("damaged", res["damaged"])]
     if res["damaged"]:
-        ms += [m("detected", res["counts"]["detected"], "count"),
-               m("silent", res["counts"]["silent"], "count", "lower"),
-               m("healed", res["counts"]["healed"], "count", "higher")]
+        ms += [m("detected", res["counts"]["detected"]),
+               m("silent", res["counts"]["silent"]),
+               m("healed", res["counts"]["healed"])]
         after = [v["after_scrub"] for v in res["victims"] if v["after_scrub"]]
-        if after:
-            ms.append(m("healed_after_scrub", sum(a == "healed" for a in after), "count", "higher"))
-        ms.append(m("collateral_damage", len(res.get("collateral", [])), "count", "lower"))
+        if after:   # a scrub ran: every damaged block was read again (bitflip._scrub_and_reread)
+            ms.append(m("healed_after_scrub", sum(a == "healed" for a in after)))
+        ms.append(m("collateral_damage", len(res.get("collateral", []))))
     if res.get("mount", {}).get("ok") is not None:
-        ms.append(m("mount_ok", res["mount"]["ok"], "bool"))
+        ms.append(m("mount_ok", res["mount"]["ok"]))
     reports = res.get("fs_reports") or {}
     if "kernel_log" in reports:
-        ms.append(m("kernel_log_lines", len(reports["kernel_log"]), "count"))
+        ms.append(m("kernel_log_lines", len(reports["kernel_log"])))
     if "btrfs_device_stats" in reports:
-        ms.append(m("reported_corruption_errs", reports["btrfs_device_stats"].get("corruption_errs", 0), "count"))
+        ms.append(m("reported_corruption_errs", reports["btrfs_device_stats"].get("corruption_errs", 0)))
     if "zpool" in reports:
-        ms.append(m("reported_cksum_errors", reports["zpool"]["cksum"], "count"))
+        ms.append(m("reported_cksum_errors", reports["zpool"]["cksum"]))
     if res.get("scrub"):
-        ms.append(m("scrub_clean", bool(res["scrub"].get("clean")), "bool"))
+        ms.append(m("scrub_clean", bool(res["scrub"].get("clean"))))
         for key in ("corrected", "uncorrectable"):
             if key in res["scrub"]:
-                ms.append(m(f"scrub_{key}", res["scrub"][key], "count"))
+                ms.append(m(f"scrub_{key}", res["scrub"][key]))
     if res.get("fsck") and res["fsck"].get("clean") is not None:
-        ms.append(m("fsck_clean", bool(res["fsck"]["clean"]), "bool"))
+        ms.append(m("fsck_clean", bool(res["fsck"]["clean"])))
     cross = res.get("fiemap_crosscheck")
     if cross and cross["checked"]:
-        ms.append(m("fiemap_agreement", cross["agree"] / cross["checked"], "ratio", "higher"))
+        ms.append(m("fiemap_agreement", cross["agree"] / cross["checked"]))
     if "tagged_blocks_written" in res:
-        ms.append(m("tagged_blocks_found", res["tagged_blocks_found"], "count"))
+        ms.append(m("tagged_blocks_found", res["tagged_blocks_found"]))
     return ms
