@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from fslab.errors import FslabError, StepFailed, TimedOut
+from fslab.errors import FslabError, StepFailed
 from fslab.plan import FilesystemSpec
 
-SIZE_BYTES = 256 << 20     # sparse: costs what mkfs writes, never the whole image
+SIZE_BYTES = 1 << 30   # sparse; fits every catalogue value (xfs -d agcount=8 needs ~1 GiB)
 TIME_LIMIT_S = 120         # per variant: mkfs + mount + read back (teardown has its own limits)
 
 
@@ -67,23 +67,31 @@ def probe(driver, spec: FilesystemSpec, *, workdir: Path | None = None,
                     size_bytes)
     result = ProbeResult(ok=True)
     try:
-        with _time_limit(time_limit, label):
+        with _time_limit(time_limit) as limit:
             try:
                 inst.acquire()
                 inst.mkfs()
             except StepFailed as e:
-                return _refused(result, f"{label}: {_what_mkfs(driver, spec)} refused: {_tail(e)}")
+                return _refused(result, f"{label}: {_what_mkfs(driver, spec)} "
+                                + (_late(time_limit) if limit.expired else f"refused: {_tail(e)}"))
+            if limit.expired:
+                return _refused(result, f"{label}: mkfs {_late(time_limit)}")
             with KernelLog() as klog:
                 try:
                     inst.mount()
                 except StepFailed as e:
+                    if limit.expired:
+                        return _refused(result, f"{label}: mount{_mount_text(spec)} "
+                                        + _late(time_limit))
                     said = klog.lines(driver.fstype, inst.devices)
                     cause = "; ".join(said) if said else _tail(e)
                     return _refused(result, f"{label}: mount{_mount_text(spec)} refused: {cause}"
                                     + (" (kernel log)" if said else ""))
+            if limit.expired:
+                return _refused(result, f"{label}: mount{_mount_text(spec)} {_late(time_limit)}")
             result.options_in_effect, result.notes = read_back(driver, inst)
-    except TimedOut as e:
-        return _refused(result, f"{label}: the probe passed its time limit ({e})")
+            if limit.expired:
+                return _refused(result, f"{label}: reading its options back {_late(time_limit)}")
     finally:
         result.seconds = time.monotonic() - t0
         try:
@@ -93,6 +101,10 @@ def probe(driver, spec: FilesystemSpec, *, workdir: Path | None = None,
                 shutil.rmtree(wd, ignore_errors=True)
                 state.forget("dir", str(wd))
     return result
+
+
+def _late(seconds: float) -> str:
+    return f"passed the probe's time limit ({seconds:g} s) and was stopped"
 
 
 def _refused(result: ProbeResult, why: str) -> ProbeResult:
@@ -219,22 +231,34 @@ class KernelLog:
         return list(dict.fromkeys(out))
 
 
+class _Limit:
+    expired = False
+
+
 @contextmanager
-def _time_limit(seconds: float, label: str) -> Iterator[None]:
-    """TimedOut when `seconds` pass (the command in flight is killed with its process group
-    by fslab/system/proc.py). Only the main thread can take SIGALRM: elsewhere each command's
-    own limit is the only one."""
+def _time_limit(seconds: float) -> Iterator[_Limit]:
+    """Past `seconds`, the command in flight (and any started after it, checked every
+    second) is killed with its process group, so the step fails as a refused one would,
+    and `expired` says why. Nothing is raised into Python code (a half-written state file
+    would lose a noted loop device). Only the main thread takes SIGALRM: elsewhere each
+    command's own time limit is the only one."""
+    limit = _Limit()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield limit
         return
+    from fslab.system.proc import _procs, kill_family
+    me = os.getpid()
 
     def expired(signum, frame):
-        raise TimedOut(f"{label}: no answer after {seconds:.0f} s")
+        limit.expired = True
+        for p in _procs():
+            if p.ppid == me:
+                kill_family(p.pid)
 
     old = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
-        yield
+        yield limit
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
