@@ -46,6 +46,8 @@ def register(app: typer.Typer) -> None:
         common = loaded.analysis.pairs
         if common.empty:
             raise FslabError(f"runs {a_id} and {b_id} share no ranked case and metric to compare")
+        from fslab.report.options import print_runs as print_options   # what each run asked
+        print_options(loaded.runs, console)
         print_analysis(loaded.analysis, title, console)
 
 

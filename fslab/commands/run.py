@@ -20,7 +20,12 @@ def register(app: typer.Typer) -> None:
 def run(
     plan_file: Optional[Path] = typer.Argument(None, help="Plan TOML (see plans/). Flags below override it."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Comma-separated filesystems, e.g. ext4,xfs,btrfs,zfs "
-                                     "(NAME:VARIANT allowed). Default: ext4,xfs,btrfs,zfs."),
+                                     "(default). A variant with its own options: NAME:VARIANT[-o "
+                                     "MOUNT,OPTS -m 'MKFS ARGS' -p PROP=VALUE -P POOLPROP=VALUE], "
+                                     "e.g. 'ext4,ext4:wb[-o data=writeback]' or "
+                                     "'zfs,zfs:8k[-p recordsize=8k]' (quote it for the shell; "
+                                     "fslab options lists options worth trying). Options are tried "
+                                     "on a scratch image before the run starts."),
     suite: Optional[str] = typer.Option(None, "--suite", help="Comma-separated suites (default: fio): fio, tasks, capacity, "
                                          "largefile, dedup, smallfiles, features, aging, integrity, enospc, "
                                          "crash (guest)."),
@@ -45,8 +50,12 @@ def run(
     image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size, e.g. 4G "
                                              "(default: sized from the workload; for --job files the jobs' "
                                              "sizes x numjobs plus headroom)."),
-    mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options (quoted)."),
-    mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, comma-separated."),
+    mkfs_options: Optional[str] = typer.Option(None, "--mkfs-options", help="Extra mkfs options "
+                                               "(quoted) for every filesystem; refused when variants "
+                                               "differ (use --fs NAME:VARIANT[-m '...'])."),
+    mount_options: Optional[str] = typer.Option(None, "--mount-options", help="Mount options, "
+                                                "comma-separated, for every filesystem; refused when "
+                                                "variants differ (use --fs NAME:VARIANT[-o ...])."),
     target: Optional[str] = typer.Option(None, "--target", help="loop (default) | device | mountpoint | guest."),
     device: Optional[str] = typer.Option(None, "--device", help="Block device for --target device."),
     destroy_data: Optional[str] = typer.Option(None, "--destroy-data", metavar="DEVICE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from fslab.filesystems.base import Claim, Driver, Instance
+from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, Claim, Driver, Instance, Option
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, run
 
@@ -127,3 +127,59 @@ EXT2_CLAIMS = {**EXT3_CLAIMS,
          "journaling": Claim("no", "no journal: fsck after every crash", EXT4),
          "online_grow": Claim("partial", "resize2fs online only with the resize_inode feature",
                            "resize2fs(8)")}
+
+
+# The options worth trying for performance (Driver.catalogue): mount options of ext4(5)
+# (the ext4 driver mounts ext2 and ext3 too) and mke2fs(8) arguments.
+_EXT_MOUNT = "ext4(5), mount(8)"
+_LOST_ON_CRASH = "a crash loses up to {} s of writes instead of 5 s"
+EXT_INODE_SIZE = Option("-I", "mkfs", ("-I 512", "-I 1024"), "safe",
+                        "larger inodes hold more extended attributes and inline extents",
+                        "mke2fs(8)")
+EXT_SMALL_INODE = Option("-I", "mkfs", ("-I 128",), "trade",
+                         "smaller inodes: more per block, less inode-table I/O", "mke2fs(8)",
+                         trades="no timestamps past 2038 and no nanoseconds, no inline data or "
+                         "in-inode extended attributes")
+EXT_BLOCK = Option("-b", "mkfs", ("-b 1024", "-b 2048"), "safe",
+                   "smaller blocks waste less space on small files, cost more metadata per "
+                   "large file", "mke2fs(8)")
+EXT_INODE_RATIO = Option("-i", "mkfs", ("-i 65536",), "trade",
+                         "fewer inodes: a smaller inode table to write and scan", "mke2fs(8)",
+                         trades="the filesystem runs out of inodes with fewer (small) files")
+JOURNALED = (
+    Option("data", "mount", ("data=journal",), "safe",
+           "file data goes through the journal too (writes twice; no delayed allocation and "
+           "no O_DIRECT)", _EXT_MOUNT),
+    Option("data", "mount", ("data=writeback",), "trade",
+           "data is no longer written before the metadata that points at it", _EXT_MOUNT,
+           trades="after a crash, files may hold stale blocks of deleted files"),
+    Option("commit", "mount", ("commit=30", "commit=60"), "trade",
+           "the journal commits every N s instead of every 5 s", _EXT_MOUNT,
+           trades=_LOST_ON_CRASH.format("N")),
+    Option("barrier", "mount", ("barrier=0",), "trade",
+           "no cache flushes at journal commits", _EXT_MOUNT,
+           trades="a power cut can corrupt the filesystem on a device with a volatile write "
+           "cache", shows_as=(("barrier=0", "nobarrier"),)),
+    Option("-J size", "mkfs", ("-J size=64",), "safe",
+           "a larger journal (MiB): fewer forced checkpoints under heavy metadata writes",
+           "mke2fs(8)"),
+    Option("-O ^has_journal", "mkfs", ("-O ^has_journal",), "trade",
+           "no journal: metadata is written once", "mke2fs(8), ext4(5)",
+           trades="a crash needs a full fsck and can lose recent metadata changes"),
+)
+EXT4_ONLY = (
+    Option("-O inline_data", "mkfs", ("-O inline_data",), "safe",
+           "files of up to ~60 bytes (more with larger inodes) live inside their inode",
+           "mke2fs(8), ext4(5)"),
+    Option("-O ^metadata_csum", "mkfs", ("-O ^metadata_csum",), "trade",
+           "no checksums computed on metadata writes", "ext4(5)",
+           trades="no metadata checksums: corrupted metadata goes undetected"),
+    Option("inode_readahead_blks", "mount", ("inode_readahead_blks=64",
+                                             "inode_readahead_blks=256"), "safe",
+           "inode-table blocks read ahead (default 32)", _EXT_MOUNT),
+)
+
+
+def ext_catalogue(journal: bool, ext4: bool) -> tuple[Option, ...]:
+    return (ATIME, LAZYTIME, DISCARD, EXT_INODE_SIZE, EXT_SMALL_INODE, EXT_BLOCK, EXT_INODE_RATIO,
+            *(JOURNALED if journal else ()), *(EXT4_ONLY if ext4 else ()))

@@ -62,6 +62,54 @@ class Enable:
 
 UNKNOWN = Claim("unknown", "no claims recorded for this filesystem yet", "")
 
+#: the places an option goes: mkfs's arguments, mount -o, zfs create -O, zpool create -o
+OPTION_KINDS = ("mkfs", "mount", "property", "pool_property")
+SAFETY = ("safe", "trade")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One entry of a driver's option catalogue: a setting that matters for performance,
+    the values worth trying (each as typed: "data=writeback", "noatime", "-I 512",
+    "recordsize=8k") and what choosing one costs. `safety` is "safe" (no durability or
+    feature cost) or "trade", and then `trades` says what is given up, in words."""
+    key: str
+    kind: str                          # one of OPTION_KINDS
+    values: tuple[str, ...]
+    safety: str                        # one of SAFETY
+    effect: str                        # what it changes, in words
+    source: str                        # the documentation that describes it
+    trades: str = ""                   # for "trade": what it gives up
+    #: () = every implementation of the driver; else only these (ZFS: "zfs" for OpenZFS)
+    implementations: tuple[str, ...] = ()
+    #: how /proc/self/mountinfo lists a value typed otherwise ("barrier=0" -> "nobarrier")
+    shows_as: tuple[tuple[str, str], ...] = ()
+
+    def spec_fields(self, value: str) -> dict[str, Any]:
+        """The [[filesystem]] keys that set `value` (merged into a variant's own)."""
+        import shlex
+        if self.kind == "mkfs":
+            return {"mkfs_options": shlex.split(value)}
+        if self.kind == "mount":
+            return {"mount_options": [value]}
+        key, _, val = value.partition("=")
+        return {"properties" if self.kind == "property" else "pool_properties": {key: val}}
+
+    def shown_as(self, value: str) -> str:
+        return dict(self.shows_as).get(value, value)
+
+
+# mount options the kernel's VFS (or most filesystems) share, for the drivers' catalogues
+ATIME = Option("noatime", "mount", ("noatime",), "safe",
+               "reads no longer write the inode's access time (relatime, the default, still "
+               "writes it once a day)", "mount(8)")
+LAZYTIME = Option("lazytime", "mount", ("lazytime",), "trade",
+                  "timestamps are kept in memory and written with other inode updates",
+                  "mount(8)", trades="a crash loses timestamp updates up to 24 h old")
+DISCARD = Option("discard", "mount", ("discard",), "safe",
+                 "TRIM on every delete (slower deletes, the device learns free space at once)",
+                 "mount(8), ext4(5), xfs(5)")
+
 
 def kernel_has(fstype: str) -> bool:
     with open("/proc/filesystems") as f:
@@ -96,6 +144,20 @@ class Driver(ABC):
     #: what its documentation claims per catalog feature, keyed by implementation()
     #: (most drivers have one implementation: their name); {} = nothing recorded yet
     claims: dict[str, dict[str, Claim]] = {}
+    #: the options worth trying for performance (`Option`), every implementation's; ask
+    #: option_catalogue() for the ones that run here
+    catalogue: tuple[Option, ...] = ()
+    #: how people call each implementation() key, where a driver has several
+    implementation_names: dict[str, str] = {}
+    #: takes ZFS-style dataset/pool properties (a plan's `properties`, --fs's -p and -P)
+    takes_properties: bool = False
+    #: mkfs + mount on a scratch image can check its options (not the bare device)
+    probe_options: bool = True
+
+    def option_catalogue(self, implementation: str | None = None) -> list[Option]:
+        """The catalogue entries valid for `implementation` (default: the one here)."""
+        impl = implementation or self.implementation()
+        return [o for o in self.catalogue if not o.implementations or impl in o.implementations]
 
     # --- what can run here -------------------------------------------------
     def available(self) -> Availability:

@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from fslab.filesystems import register
-from fslab.filesystems.base import Claim
+from fslab.filesystems.base import ATIME, LAZYTIME, Claim, Option
 from fslab.filesystems.base import Driver, Enable, Instance
 from fslab.system.proc import first_line, run
 
@@ -20,6 +20,7 @@ class Btrfs(Driver):
     min_bytes = 128 << 20
     grow_tool = "btrfs filesystem resize max"
     claims = property(lambda self: {"btrfs": CLAIMS})
+    catalogue = property(lambda self: CATALOGUE)
 
     def mkfs(self, inst: Instance) -> None:
         args = ["-f", "-q"]
@@ -143,3 +144,48 @@ CLAIMS = {
     "tunable_block_size": Claim("partial", "sectorsize must match the page size; nodesize 4k..64k",
                              "mkfs.btrfs(8)"),
 }
+
+
+# The options worth trying for performance (Driver.catalogue)
+CATALOGUE = (
+    ATIME, LAZYTIME,
+    Option("discard", "mount", ("discard=async", "discard=sync"), "safe",
+           "TRIM of freed extents, batched in the background or at once (default: none, "
+           "fstrim then)", BTRFS, shows_as=(("discard=sync", "discard"),)),
+    Option("compress", "mount", ("compress=zstd", "compress=zstd:1", "compress=lzo",
+                                 "compress=zlib"), "safe",
+           "transparent compression where it pays (less I/O, more CPU)", BTRFS,
+           shows_as=(("compress=zstd", "compress=zstd:3"), ("compress=zlib", "compress=zlib:3"))),
+    Option("compress-force", "mount", ("compress-force=zstd",), "safe",
+           "compress every write, even data that looked incompressible", BTRFS,
+           shows_as=(("compress-force=zstd", "compress-force=zstd:3"),)),
+    Option("nodatacow", "mount", ("nodatacow",), "trade",
+           "new files are overwritten in place (no copy-on-write)", BTRFS,
+           trades="no data checksums and no compression for those files; a crash mid-write "
+           "can leave a block half old, half new"),
+    Option("nodatasum", "mount", ("nodatasum",), "trade",
+           "no checksums computed for new file data", BTRFS,
+           trades="no data checksums: silent corruption of file data goes undetected"),
+    Option("commit", "mount", ("commit=60", "commit=120"), "trade",
+           "the transaction commits every N s instead of every 30 s", BTRFS,
+           trades="a crash loses up to N s of writes instead of 30 s"),
+    Option("ssd", "mount", ("ssd", "nossd", "ssd_spread"), "safe",
+           "allocation tuned for SSDs (clustering) or rotating disks", BTRFS),
+    Option("autodefrag", "mount", ("autodefrag",), "safe",
+           "small random writes into files queue them for background defragmentation", BTRFS),
+    Option("max_inline", "mount", ("max_inline=0", "max_inline=4096"), "safe",
+           "the largest file kept inline in the metadata tree (default 2048)", BTRFS),
+    Option("notreelog", "mount", ("notreelog",), "safe",
+           "no log tree: each fsync commits a whole transaction (slower fsync, same "
+           "durability)", BTRFS),
+    Option("flushoncommit", "mount", ("flushoncommit",), "safe",
+           "every transaction commit flushes all dirty data first", BTRFS),
+    Option("-n", "mkfs", ("-n 32768", "-n 65536"), "safe",
+           "larger metadata nodes (default 16k): fewer tree levels, more bytes rewritten per "
+           "change", "mkfs.btrfs(8)"),
+    Option("-m", "mkfs", ("-m single",), "trade",
+           "one copy of metadata instead of two (DUP)", "mkfs.btrfs(8)",
+           trades="a damaged metadata block cannot be repaired from its second copy"),
+    Option("--csum", "mkfs", ("--csum xxhash", "--csum sha256", "--csum blake2"), "safe",
+           "the checksum algorithm (default crc32c): stronger ones cost CPU", "mkfs.btrfs(8)"),
+)

@@ -22,6 +22,7 @@ class Raw(Driver):
     name = "raw"
     fstype = "none"
     holds_files = False
+    probe_options = False   # filling the device is its "mkfs": nothing to try on a scratch image
     packages = ["fio"]
 
     def available(self) -> Availability:

@@ -1,6 +1,6 @@
 """tmpfs: memory-backed, no device; a reference point, not a disk filesystem."""
 from fslab.filesystems import register
-from fslab.filesystems.base import Availability, Driver, Instance
+from fslab.filesystems.base import ATIME, Availability, Driver, Instance, Option
 from fslab.system.proc import is_root, run
 
 
@@ -9,6 +9,12 @@ class Tmpfs(Driver):
     name = fstype = "tmpfs"
     needs_device = False
     dm_refusal = "has no block device"
+    catalogue = (
+        ATIME,
+        Option("huge", "mount", ("huge=always", "huge=within_size"), "safe",
+               "transparent huge pages back the files: fewer TLB misses on large files",
+               "tmpfs(5)"),
+    )
 
     def available(self) -> Availability:
         if not is_root():

@@ -1,6 +1,6 @@
 """XFS on the host kernel."""
 from fslab.filesystems import register
-from fslab.filesystems.base import Claim
+from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, Claim, Option
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, run
@@ -14,6 +14,7 @@ class Xfs(Driver):
     min_bytes = 300 << 20     # xfsprogs >= 5.19 refuses smaller filesystems
     grow_tool = "xfs_growfs"
     claims = property(lambda self: {"xfs": CLAIMS})
+    catalogue = property(lambda self: CATALOGUE)
 
     def mkfs_args(self, spec: FilesystemSpec) -> list[str]:
         return ["-f", "-q"]
@@ -62,3 +63,41 @@ CLAIMS = {
     "tunable_block_size": Claim("yes", "mkfs.xfs -b size=512..65536 (mountable up to the page size)",
                              "mkfs.xfs(8)"),
 }
+
+
+# The options worth trying for performance (Driver.catalogue)
+XFS_MOUNT = "xfs(5)"
+CATALOGUE = (
+    ATIME, LAZYTIME, DISCARD,
+    Option("logbsize", "mount", ("logbsize=64k", "logbsize=128k", "logbsize=256k"), "safe",
+           "larger in-memory log buffers: fewer, larger log writes under metadata load",
+           XFS_MOUNT),
+    Option("logbufs", "mount", ("logbufs=2", "logbufs=4"), "safe",
+           "fewer in-memory log buffers (default 8): less memory, more waiting on log I/O",
+           XFS_MOUNT),
+    Option("allocsize", "mount", ("allocsize=64k", "allocsize=1m", "allocsize=16m"), "safe",
+           "a fixed speculative preallocation past EOF for buffered appends (default: dynamic)",
+           XFS_MOUNT),
+    Option("largeio", "mount", ("largeio",), "safe",
+           "stat() reports the stripe width (or allocsize) as the preferred I/O size", XFS_MOUNT),
+    Option("wsync", "mount", ("wsync",), "safe",
+           "namespace operations (create, unlink, rename) are synchronous", XFS_MOUNT),
+    Option("-d agcount", "mkfs", ("-d agcount=2", "-d agcount=8"), "safe",
+           "allocation groups (default 4 on small devices): more let more threads allocate "
+           "at once; each must hold at least 16 MiB", "mkfs.xfs(8)"),
+    Option("-i size", "mkfs", ("-i size=1024", "-i size=2048"), "safe",
+           "larger inodes (default 512) keep more extents and attributes inline",
+           "mkfs.xfs(8)"),
+    Option("-n size", "mkfs", ("-n size=16k", "-n size=64k"), "safe",
+           "larger directory blocks (default 4k): faster lookups in large directories",
+           "mkfs.xfs(8)"),
+    Option("-b size", "mkfs", ("-b size=1024", "-b size=2048"), "safe",
+           "smaller blocks waste less space on small files, cost more metadata per large file",
+           "mkfs.xfs(8)"),
+    Option("-m reflink", "mkfs", ("-m reflink=0",), "trade",
+           "no reference-count btree to maintain on writes", "mkfs.xfs(8)",
+           trades="no reflinks (cp --reflink, FICLONE) and no out-of-band deduplication"),
+    Option("-m rmapbt", "mkfs", ("-m rmapbt=1",), "safe",
+           "a reverse-mapping btree: more metadata writes, better online repair",
+           "mkfs.xfs(8)"),
+)

@@ -214,17 +214,21 @@ def _line_of(text: str, loc: tuple) -> int | None:
     return start + 1 if start else None
 
 
-def from_cli(fs: list[str], suites: list[str], profile: str, iterations: int | None,
-             seed: int, mkfs_options: list[str] | None = None,
+def from_cli(fs: list[str | FilesystemSpec], suites: list[str], profile: str,
+             iterations: int | None, seed: int, mkfs_options: list[str] | None = None,
              mount_options: list[str] | None = None,
              fio_options: dict[str, str] | None = None, adaptive: bool = False) -> Plan:
-    """The plan that `fslab run --fs ... --suite ...` means. `fs` items may be 'zfs:variant'."""
+    """The plan that `fslab run --fs ... --suite ...` means. `fs` items are specs (a variant's
+    own options, fslab/plan/variants.py) or 'zfs:variant'; mkfs_options and mount_options
+    (--mkfs-options, --mount-options) are added to every one."""
     fss = []
     for item in fs:
-        name, _, variant = item.partition(":")
-        fss.append(FilesystemSpec(name=name, variant=variant or "default",
-                                  mkfs_options=mkfs_options or [],
-                                  mount_options=mount_options or []))
+        if isinstance(item, str):
+            name, _, variant = item.partition(":")
+            item = FilesystemSpec(name=name, variant=variant or "default")
+        fss.append(item.model_copy(update={
+            "mkfs_options": [*item.mkfs_options, *(mkfs_options or [])],
+            "mount_options": [*item.mount_options, *(mount_options or [])]}))
     suite_specs = []
     for s in suites:
         extra = ({"fio": dict(fio_options), "unscaled": sorted(fio_options)}

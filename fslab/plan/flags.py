@@ -51,17 +51,17 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
         if not sep:
             raise FslabError(f"--fio {item!r}: expected KEY=VALUE")
         fio_opts[k.strip()] = v.strip()
-    mkfs = shlex.split(mkfs_options) if mkfs_options else None
+    try:
+        mkfs = shlex.split(mkfs_options) if mkfs_options else None
+    except ValueError as e:   # an unclosed quote
+        raise FslabError(f"--mkfs-options {mkfs_options!r}: {e}") from None
     mnt = [o for o in mount_options.split(",") if o] if mount_options else None
+    from fslab.plan.variants import parse_fs, spec_fields
+    items = parse_fs(fs) if fs is not None else None
     if plan_file:
         p = plans.load(plan_file)
-        if fs:   # keep the plan's variants of the named filesystems, add plain ones otherwise
-            wanted = [x.strip() for x in fs.split(",") if x.strip()]
-            kept = [f for f in p.filesystem if f.name in wanted or f.label in wanted]
-            have = {f.name for f in kept}
-            kept += [plans.FilesystemSpec(name=w.partition(":")[0], variant=w.partition(":")[2] or "default")
-                     for w in wanted if w.partition(":")[0] not in have]
-            p.filesystem = kept
+        if items:   # keep the plan's variants of the named filesystems, add plain ones otherwise
+            p.filesystem = _chosen(p.filesystem, items)
         if suite:
             wanted = [x.strip() for x in suite.split(",")]
             p.suite = [s for s in p.suite if s.kind in wanted] + \
@@ -74,6 +74,8 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
             p.run.seed = seed
         if adaptive:
             p.run.adaptive = True
+        refuse_options_for_all(p.filesystem, mkfs_options if mkfs else None,
+                               mount_options if mnt else None)
         for f in p.filesystem:
             if mkfs:
                 f.mkfs_options = [*f.mkfs_options, *mkfs]
@@ -93,7 +95,7 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
                         if isinstance(overlay, dict) and "fio" in overlay:
                             overlay["fio"] = {**overlay["fio"], **fio_opts}
         if not p.filesystem:
-            p.filesystem = [plans.FilesystemSpec(name=n) for n in ("ext4", "xfs", "btrfs", "zfs")]
+            p.filesystem = [plans.FilesystemSpec(name=n) for n in DEFAULT_FS]
         if not p.suite and not have_jobs:
             p.suite = [plans.SuiteSpec(kind="fio")]
         text = p.source_text
@@ -102,7 +104,68 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
         p.source_text = plans.to_toml(p) if changed else text
         p.check_unique_variants()
         return p
-    fs_list = [x.strip() for x in (fs or "ext4,xfs,btrfs,zfs").split(",") if x.strip()]
+    specs = [plans.FilesystemSpec(**spec_fields(v)) for v in items] if items else \
+        [plans.FilesystemSpec(name=n) for n in DEFAULT_FS]
+    refuse_options_for_all(specs, mkfs_options if mkfs else None, mount_options if mnt else None)
     suites = [x.strip() for x in (suite or ("" if have_jobs else "fio")).split(",") if x.strip()]
-    return plans.from_cli(fs_list, suites, profile or "quick", iterations,
+    return plans.from_cli(specs, suites, profile or "quick", iterations,
                           42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)
+
+
+DEFAULT_FS = ("ext4", "xfs", "btrfs", "zfs")
+
+
+def _chosen(planned: list, items: list) -> list:
+    """--fs over a plan file: a plain NAME or label picks the plan's variants of it (a plain
+    default when the plan has none); an item with [options] adds that variant."""
+    from fslab.plan.variants import spec_fields
+    kept = [f for f in planned if any(not v.has_options and (f.name == v.label or f.label == v.label)
+                                      for v in items)]
+    have = {f.name for f in kept}
+    for v in items:
+        if v.has_options:
+            if any(f.label == v.label for f in planned):
+                raise FslabError(f"--fs {v.label}[...]: the plan already has a variant "
+                                 f"{v.label}; name this one differently")
+            kept.append(plans.FilesystemSpec(**spec_fields(v)))
+        elif v.name not in have and not any(f.label == v.label for f in kept):
+            kept.append(plans.FilesystemSpec(name=v.name, variant=v.variant))
+    return kept
+
+
+def _own_options(f) -> bool:
+    return bool(f.mkfs_options or f.mount_options or f.properties or f.pool_properties)
+
+
+def refuse_options_for_all(specs: list, mkfs_options: str | None, mount_options: str | None) -> None:
+    """--mkfs-options/--mount-options apply to every filesystem: refused when the variants
+    differ (some carry options of their own, or one filesystem comes in several variants),
+    since they would silently make the variants alike or change options they already chose."""
+    given = [(flag, value) for flag, value in (("--mkfs-options", mkfs_options),
+                                                ("--mount-options", mount_options)) if value]
+    if not given:
+        return
+    from fslab.plan.variants import item_text
+    flag, value = given[0]
+    own = [f for f in specs if _own_options(f)]
+    names = [f.name for f in specs]
+    twice = [f for f in specs if names.count(f.name) > 1]
+    if not own and not twice:
+        return
+    chosen = own[0] if own else twice[-1]
+    if chosen.variant == "default":
+        chosen = chosen.model_copy(update={"variant": "mine"})
+    add = ({"mkfs_options": [*chosen.mkfs_options, *shlex.split(value)]}
+           if flag == "--mkfs-options" else
+           {"mount_options": [*chosen.mount_options, *(o for o in value.split(",") if o)]})
+    example = item_text(chosen.model_copy(update=add))
+    if own:
+        labels = [f.label for f in own]
+        raise FslabError(f"{flag} applies to every filesystem, but {', '.join(labels)} "
+                         f"{'has options of its' if len(own) == 1 else 'have options of their'} "
+                         f"own: put it in the brackets of the variants that want it, e.g. "
+                         f"--fs '{example}'")
+    labels = [f.label for f in twice]
+    raise FslabError(f"{flag} would give {' and '.join(labels)} the same options (it applies "
+                     f"to every filesystem): give each variant its own, e.g. --fs "
+                     f"'{','.join([*labels[:-1], example])}'")

@@ -190,6 +190,12 @@ def plan(the_plan) -> None:
             raise error(f"{_at(the_plan, 'filesystem', 'name', f.name)}: filesystem {f.name!r} is "
                         f"unknown; known: {', '.join(known_fs)}")
     for f in the_plan.filesystem:
+        if (f.properties or f.pool_properties) and not filesystems.get(f.name).takes_properties:
+            key = "properties" if f.properties else "pool_properties"
+            raise error(f"{_at(the_plan, 'filesystem', key)}: filesystem {f.label}: {f.name} "
+                        "takes no properties (-p/-P, properties, pool_properties are ZFS's); "
+                        "use its mkfs or mount options")
+    for f in the_plan.filesystem:
         if f.image_size is not None and (why := _size_problem(str(f.image_size))):
             raise error(f"{_at(the_plan, 'filesystem', 'image_size', f.image_size)}: "
                         f"filesystem {f.label} image_size: {why}")

@@ -106,6 +106,8 @@ def markdown(loaded: Loaded) -> str:
              + ", ".join(a.levels) + ".", ""]
     from fslab.report.provenance import measured_where   # which ZFS; guest: emulated
     lines += [f"> **{n}**\n" for n in measured_where(loaded.runs)]
+    from fslab.report.options import markdown as options_markdown   # every variant's options
+    lines += options_markdown(loaded.runs)
     from fslab.report.headline import headline, headline_text
     answer = headline_text(headline(a, loaded.records))
     if answer:

@@ -95,6 +95,8 @@ def print_answer(loaded, console: Console) -> None:
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
     from fslab.report.provenance import measured_where
+    from fslab.report.options import print_runs as print_options   # every variant's options
+    print_options(loaded.runs, console)
     lines = headline_text(headline(loaded.analysis, loaded.records))
     where = measured_where(loaded.runs)
     if lines:

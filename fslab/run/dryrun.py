@@ -56,9 +56,20 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
             "target": target, "page_cache": page_cache,
             "page_cache_means": _cache_sentence(page_cache),
             "filesystems": [f.label for f in plan.filesystem],
+            "filesystem_options": [_options_of(f) for f in plan.filesystem],
             "not_available_here": unavailable, "notes": notes,
             "units": len(pairs) * n, "too_few_rounds": too_few_rounds(plan), "cases": cases,
             "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
+
+
+def _options_of(spec) -> dict[str, Any]:
+    """A variant's own options as the run will pass them (fslab adds its defaults, e.g.
+    ext4's lazy-init -E, ZFS's cachefile=none, when it runs them)."""
+    from fslab.plan.variants import item_text
+    return {"filesystem": spec.label, "name": spec.name, "variant": spec.variant,
+            "mkfs_options": list(spec.mkfs_options),
+            "mount_options": list(spec.mount_options), "properties": dict(spec.properties),
+            "pool_properties": dict(spec.pool_properties), "as_typed": item_text(spec)}
 
 
 def _direct_io(options: dict, plan) -> str:
@@ -112,6 +123,11 @@ def print_outline(o: dict[str, Any], console) -> None:
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
                   + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
                   + f"; {o['units']} units; target {o['target']}", markup=False)
+    from fslab.plan import FilesystemSpec
+    from fslab.report.options import print_table, spec_options
+    print_table([(f["filesystem"], spec_options(FilesystemSpec(**{k: f[k] for k in (
+        "name", "variant", "mkfs_options", "mount_options", "properties", "pool_properties")})))
+        for f in o["filesystem_options"]], console, title="Options per filesystem (as asked)")
     if any("fio_options" in c or "job_file" in c for c in o["cases"]):
         console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
     if o["too_few_rounds"]:

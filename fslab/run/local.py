@@ -18,6 +18,7 @@ class LocalExecutor(Executor):
                  workdir: Path | None = None):
         self.kind, self.device, self.destroy_data = target, device, destroy_data
         self.mountpoint, self.workdir = mountpoint, workdir
+        self.probed: dict[str, dict] = {}   # the options probe's findings, per variant
 
     def check(self, session: RunSession) -> None:
         if self.kind != "mountpoint" and not is_root():
@@ -27,13 +28,21 @@ class LocalExecutor(Executor):
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
             session.plan.filesystem = [FilesystemSpec(name=self.info["fstype"], variant="existing")]
+            return
+        # every variant's own options, tried on a scratch loop image (never --device's disk)
+        from fslab.run.probe import probe_plan
+        self.probed = probe_plan(session.plan, lambda line: session.console.print(
+            line, markup=False, highlight=False))
 
     def target_info(self) -> dict:
         return self.info
 
     def environment(self, plan: Plan) -> dict:
         from fslab.fio.jobfile import environment_of
-        return {"job_files": environment_of(plan)} if environment_of(plan) else {}
+        env = {"job_files": environment_of(plan)} if environment_of(plan) else {}
+        if self.probed:   # what the options probe read back, per variant
+            env["options_probe"] = self.probed
+        return env
 
     def announce(self, session: RunSession) -> None:
         p, console = session.plan, session.console

@@ -47,6 +47,9 @@ def run(argv: list[str], *, check: bool = True, timeout: float | None = 600,
     r = Result(argv, p.returncode, out, err)
     if check and not r.ok:
         msg = (r.stderr or r.stdout).strip().splitlines()
+        # the last line, unless a usage text follows the error (mkfs.xfs): then the line before it
+        usage = next((i for i, line in enumerate(msg) if line.startswith("Usage:")), None)
+        msg = msg[:usage] or msg if usage is not None else msg
         tail = msg[-1] if msg else ""
         raise StepFailed(f"{shlex.join(argv)} failed (exit {r.returncode}): {tail}")
     return r
