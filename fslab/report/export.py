@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fslab.report.verdicts import ranking_line, tier_rows
+from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
@@ -46,7 +46,8 @@ def write_json(loaded: Loaded, path: Path) -> None:
     doc = {"run": run["run_id"] if run else None,
            "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
            "verdicts": verdicts_json(a, memory_bound(loaded.records)),
-           "headline": entries,
+           # the rankings themselves are in "verdicts": the headline says which ones answer
+           "headline": [{k: v for k, v in e.items() if k != "rankings"} for e in entries],
            "failed_units": loaded.failed_units,
            "claims": claims_json(run, loaded.records),
            "records": json.loads(loaded.records.to_json(orient="records"))}
@@ -111,8 +112,8 @@ def markdown(loaded: Loaded) -> str:
     from fslab.report.headline import headline, headline_text
     answer = headline_text(headline(a, loaded.records))
     if answer:
-        lines += ["## Answer", "", "Best first per workload; ≈ cannot be told apart, ≫ significantly "
-                  "behind, (×) median ratio to the best.", ""] + [f"- {x}" for x in answer] + [""]
+        lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
+                 [f"- {x}" for x in answer] + [""]
     if loaded.failed_units:
         lines += ["Failed units, left out of every verdict:", ""] + \
                  [f"- {f}" for f in loaded.failed_units] + [""]

@@ -20,6 +20,7 @@ from fslab.report.format import human
 from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
+from fslab.report.verdicts import LEGEND
 from fslab.report.provenance import measured_where
 from fslab.report.options import html_table
 from fslab.report.format import cell as fmt_float
@@ -41,7 +42,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
-        answer=headline_text(headline(a, loaded.records)),
+        answer=headline_text(headline(a, loaded.records)), legend=LEGEND,
         page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,

@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fslab.analysis import Analysis
+from fslab.report.verdicts import LEGEND
 from fslab.report.tables import footnotes, verdict_table
 
 
@@ -104,8 +105,7 @@ def print_answer(loaded, console: Console) -> None:
         cache = (f" (page cache {', '.join(sorted(policies))}: "
                  + ("numbers from the device)" if policies == {"off"} else "buffered I/O)")
                  if policies else "")
-        console.print(f"[bold]Answer[/] — best first per workload; ≈ cannot be told apart, "
-                      f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
+        console.print(f"[bold]Answer[/] — best first per workload; {LEGEND}{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
     for line in where:   # which ZFS, which machine: before the reader takes any number home

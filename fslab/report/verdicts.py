@@ -13,6 +13,8 @@ from fslab.analysis.names import metric_label, ratio_text
 from fslab.analysis.counts import DESIGN as POOLED
 from fslab.analysis.tiers import LETTERS, ONE
 
+LEGEND = ("≈ not told apart, ≫ each pair across it significantly apart (Holm), [a] [ab]: "
+          "a shared letter = not told apart, (×) ratio to the best")
 LETTERS_NOTE = ("[a], [ab] ...: filesystems that share a letter are not told apart by their "
                 "Holm-corrected test; two with no letter in common are")
 
