@@ -191,7 +191,7 @@ class FioSuite(Suite):
         return run + ramp + moving + 5.0
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
-        from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
+        from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")
@@ -271,7 +271,9 @@ class FioSuite(Suite):
                     ctx.log(f"job {name}: {m.metric.split('_')[0]}s done in {m.value * 1000:.0f} "
                             "ms: fio times whole ms, so its IOPS and bandwidth are not ranked "
                             "(its latencies are)")
-                if len(jobs) > 1 or isinstance(case.config, JobFileCase):
+                if isinstance(case.config, JobFileCase):   # what the job does: its answer
+                    m.params = {**m.params, "job": name, **declared_io(job.options)}
+                elif len(jobs) > 1:
                     m.params = {**m.params, "job": name}
             ms += job.measurements
         errors = [j.error for j in jobs if j.error]
