@@ -305,3 +305,46 @@ def test_run_summary_and_latency_chart_name_each_job_and_show_its_fsync_p99():
         "db: log-append fdatasync"
     assert panel_title({"case": "randread", "params": '{"bs":"4k","workload":"randread"}',
                         "direction": "read"}) == "randread bs=4k read"
+
+
+def test_a_job_without_size_gets_the_profiles_file_size_with_a_note(tmp_path):
+    butterfly = Path(__file__).resolve().parents[1] / "examples" / "jobs" / "butterfly.fio"
+    assert jobfile.load(butterfly).unsized() == ["forward", "backward"]
+    (case,) = jobfile.job_file_cases({"job_files": [str(butterfly)]}, PROFILES["smoke"])
+    jf = case.config
+    assert jf.text.count("\nsize=32m") == 2 and jf.text.count("you need to specify size=") == 2
+    (note,) = jf.notes   # said once for the file, not once per unit and filesystem
+    assert "forward, backward" in note and "size=32m" in note and "\n" not in note
+    assert case.image_bytes >= 2 * (32 << 20)
+    # a job reading the file a sized job of the file makes needs no size; --fio size= gives one
+    shared = jobfile.load(write(tmp_path, "shared.fio", "[w]\nrw=write\nsize=8m\nfilename=x\n"
+                                "[r]\nstonewall\nrw=read\nfilename=x\n[own]\nrw=read\n"))
+    assert shared.unsized() == ["own"] and shared.unsized({"size": "4m"}) == []
+    assert "size=" not in shared.as_run(None, None, "32m").split("[r]")[1].split("[own]")[0]
+
+
+def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
+    job = jobfile.load(write(tmp_path, "io.fio", "[global]\nsize=8m\n[a]\nrw=read\n[b]\nrw=read\n"
+                             "buffered=0\n[c]\nrw=read\ndirect=1\n[d]\nrw=read\ndirect=0\n"))
+    assert job.io_modes() == {"a": "buffered", "b": "direct", "c": "direct", "d": "buffered"}
+    assert job.io_modes({"direct": "1"})["a"] == "direct"   # --fio direct=1 reaches every job
+    assert jobfile.io_text({"a": "buffered", "b": "buffered"}) == "both jobs buffered"
+    # the answer's header says what the job file's jobs did, not the run's page-cache policy
+    import pandas as pd
+    from fslab.report.provenance import measured_as
+    runs = [{"environment": {"page_cache": "off", "job_files": {
+        "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}]
+    assert measured_as(runs, pd.DataFrame({"case": ["db"]})) == \
+        "job file db as written: both jobs buffered"
+    assert measured_as(runs, pd.DataFrame({"case": ["db", "randread"]})) == \
+        "page cache off: numbers from the device; job file db as written: both jobs buffered"
+
+
+def test_dry_run_promises_no_direct_io_to_a_job_file(tmp_path, results):
+    f = write(tmp_path, "db.fio", "[global]\nsize=8m\n[oltp]\nrw=randrw\nbs=8k\nfsync=8\n"
+                                  "[raw]\nrw=read\ndirect=1\n")
+    p = run_fslab("run", "--job", str(f), "--fs", "ext4", "--profile", "smoke", "--dry-run",
+                  "--results", str(results), timeout=120)
+    said = " ".join(p.stdout.split())   # as one line, whatever the terminal's width
+    assert "direct=1 added" not in said and "page cache off" not in said, said
+    assert "[oltp buffered, raw direct; fslab adds no direct=]" in said, said

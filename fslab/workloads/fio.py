@@ -172,7 +172,9 @@ class FioSuite(Suite):
 
     def describe(self, case: Case) -> dict:
         if isinstance(case.config, JobFileCase):
-            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text}
+            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text,
+                    "job_io": case.config.io, "job_io_text": case.config.io_text(),
+                    "job_notes": case.config.notes}
         return {"fio_options": dict(case.config)}
 
     def estimate_seconds(self, case: Case) -> float | None:
@@ -205,8 +207,10 @@ class FioSuite(Suite):
                 job_path.write_text(case.config.text)
                 # the user's file runs as written (its own direct=, its own layout): the
                 # device counters then also cover fio's layout of the job's files
-                _describe_policy(ctx, "job file as written: its own direct= and layout "
-                                 "(device counters include the layout)", daemon)
+                # (which jobs ran direct or buffered: the run's job_files environment)
+                _describe_policy(ctx, "job files as written: each job's own direct= (none "
+                                 "added: buffered unless it sets direct=1) and layout (device "
+                                 "counters include the layout)", daemon)
             else:
                 policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device,
                                            ctx.driver, inst)
