@@ -6,6 +6,7 @@ import json
 import shutil
 import sqlite3
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -243,3 +244,107 @@ def test_fios_own_examples_run_on_ext4_and_xfs_or_are_refused_in_one_line(state_
             assert work.get((name, fs), 0) > 0, (name, fs, refused.get(f.name))
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
     assert not leftovers(str(tmp_path))
+
+
+# fio 3.33's own output of an 8k 70/30 randrw job with fsync=8 and a 4k log append with
+# fdatasync=1 (examples of issue 29), run by fslab on ext4 at smoke
+RECORDED = Path(__file__).parent / "data" / "fio-oltp-fsync8-logappend-fdatasync.json"
+
+
+def _recorded():
+    """Each job of the recorded run: (its record params as the fio suite stamps them, the
+    metrics fslab ranks for it)."""
+    from fslab.fio.parse import declared_io, job_measurements, load_fio_output
+    out = {}
+    for job in job_measurements(load_fio_output(RECORDED.read_bytes(), str(RECORDED))):
+        params = {"workload": "db", "job": job.job_name, **declared_io(job.options)}
+        out[job.job_name] = (params, {m.metric for m in job.measurements if m.better})
+    return out
+
+
+def test_a_jobs_answer_is_what_it_declares():
+    from fslab.report.headline import answer_metrics, job_answer
+    jobs = _recorded()
+    (oltp, oltp_ranked), (log, log_ranked) = jobs["oltp"], jobs["log-append"]
+    assert oltp == {"workload": "db", "job": "oltp", "rw": "randrw", "rwmixread": 70, "fsync": 8}
+    assert log == {"workload": "db", "job": "log-append", "rw": "write", "fdatasync": 1}
+    # fio counts fdatasyncs in no total (sync total_ios 0): their timed samples still count
+    assert "sync_lat_p99" in log_ranked
+    assert job_answer(oltp, oltp_ranked) == ["read_iops", "write_iops", "sync_lat_p99"]
+    assert job_answer(log, log_ranked) == ["write_iops", "sync_lat_p99"]   # a sync per op: IOPS
+    # what a job declares decides, never its name or its file's
+    assert answer_metrics("seqwrite", {**oltp, "job": "seq"}, oltp_ranked)[:2] == [
+        "read_iops", "write_iops"]
+    mostly_reads = {**oltp, "rwmixread": 95}
+    mostly_reads.pop("fsync")
+    assert job_answer(mostly_reads, oltp_ranked) == ["read_iops", "read_clat_p99"]
+    streaming = {"job": "randomly-named", "rw": "write"}
+    assert job_answer(streaming, {"write_bw", "write_iops", "write_clat_p99"}) == [
+        "write_bw", "write_clat_p99"]
+    # the built-in workloads keep their answers (by their case)
+    assert job_answer({"workload": "randwrite"}, oltp_ranked) == []
+    assert answer_metrics("randwrite", {"workload": "randwrite"}, oltp_ranked) == [
+        "write_iops", "write_clat_p99"]
+
+
+def test_run_summary_and_latency_chart_name_each_job_and_show_its_fsync_p99():
+    import pandas as pd
+    from fslab.records import canonical_params
+    from fslab.report.figures.fio_latency import panel_title
+    from fslab.run.summary import _columns
+    params, ranked = _recorded()["oltp"]
+    g = pd.DataFrame({"metric": sorted(ranked) + ["usr_cpu"],
+                      "better": ["lower" if "lat" in m else "higher" for m in sorted(ranked)]
+                      + [None]})
+    assert _columns(g, canonical_params(params))[:3] == ["read_iops", "write_iops", "sync_lat_p99"]
+    ident = {"case": "db", "params": canonical_params(params)}
+    assert panel_title({**ident, "direction": "read"}) == "db: oltp read"
+    assert panel_title({**ident, "direction": "sync"}) == "db: oltp fsync"
+    log, _ = _recorded()["log-append"]
+    assert panel_title({"case": "db", "params": canonical_params(log), "direction": "sync"}) == \
+        "db: log-append fdatasync"
+    assert panel_title({"case": "randread", "params": '{"bs":"4k","workload":"randread"}',
+                        "direction": "read"}) == "randread bs=4k read"
+
+
+def test_a_job_without_size_gets_the_profiles_file_size_with_a_note(tmp_path):
+    butterfly = Path(__file__).resolve().parents[1] / "examples" / "jobs" / "butterfly.fio"
+    assert jobfile.load(butterfly).unsized() == ["forward", "backward"]
+    (case,) = jobfile.job_file_cases({"job_files": [str(butterfly)]}, PROFILES["smoke"])
+    jf = case.config
+    assert jf.text.count("\nsize=32m") == 2 and jf.text.count("you need to specify size=") == 2
+    (note,) = jf.notes   # said once for the file, not once per unit and filesystem
+    assert "forward, backward" in note and "size=32m" in note and "\n" not in note
+    assert case.image_bytes >= 2 * (32 << 20)
+    # a job reading the file a sized job of the file makes needs no size; --fio size= gives one
+    shared = jobfile.load(write(tmp_path, "shared.fio", "[w]\nrw=write\nsize=8m\nfilename=x\n"
+                                "[r]\nstonewall\nrw=read\nfilename=x\n[own]\nrw=read\n"))
+    assert shared.unsized() == ["own"] and shared.unsized({"size": "4m"}) == []
+    assert "size=" not in shared.as_run(None, None, "32m").split("[r]")[1].split("[own]")[0]
+
+
+def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
+    job = jobfile.load(write(tmp_path, "io.fio", "[global]\nsize=8m\n[a]\nrw=read\n[b]\nrw=read\n"
+                             "buffered=0\n[c]\nrw=read\ndirect=1\n[d]\nrw=read\ndirect=0\n"))
+    assert job.io_modes() == {"a": "buffered", "b": "direct", "c": "direct", "d": "buffered"}
+    assert job.io_modes({"direct": "1"})["a"] == "direct"   # --fio direct=1 reaches every job
+    assert jobfile.io_text({"a": "buffered", "b": "buffered"}) == "both jobs buffered"
+    # the answer's header says what the job file's jobs did, not the run's page-cache policy
+    import pandas as pd
+    from fslab.report.provenance import measured_as
+    runs = [{"environment": {"page_cache": "off", "job_files": {
+        "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}]
+    assert measured_as(runs, pd.DataFrame({"case": ["db"]})) == \
+        "job file db as written: both jobs buffered"
+    assert measured_as(runs, pd.DataFrame({"case": ["db", "randread"]})) == \
+        "page cache off: numbers from the device; job file db as written: both jobs buffered"
+
+
+def test_dry_run_promises_no_direct_io_to_a_job_file(tmp_path, results):
+    f = write(tmp_path, "db.fio", "[global]\nsize=8m\n[oltp]\nrw=randrw\nbs=8k\nfsync=8\n"
+                                  "[raw]\nrw=read\ndirect=1\n")
+    p = run_fslab("run", "--job", str(f), "--fs", "ext4", "--profile", "smoke", "--dry-run",
+                  "--results", str(results), timeout=120)
+    said = " ".join(p.stdout.split())   # as one line, whatever the terminal's width
+    assert "direct=1 added" not in said and "page cache off" not in said, said
+    assert "[oltp buffered, raw direct; fslab adds no direct=]" in said, said

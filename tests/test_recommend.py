@@ -467,3 +467,33 @@ def test_a_best_of_zero_scores_as_the_best():
     (point,) = [p for p in rec_.criteria[0].points if p["loser"] == "btrfs"]
     assert point["winner"] == "zfs" and point["design"] == "pooled trials" and point["n"] == 32
     assert "(0% vs 37.5%)" in markdown(rec_)
+
+
+def test_a_job_files_randrw_job_answers_random_io(tmp_path):
+    """A job file is named after its file ('db'), not 'rand*': its random read/write job
+    counts for random IOPS by the rw= it declares (issue 29: it said 'not measured')."""
+    from pathlib import Path
+    from fslab.fio.parse import declared_io, load_fio_output
+    recorded = Path(__file__).parent / "data" / "fio-oltp-fsync8-logappend-fdatasync.json"
+    jobs = job_measurements(load_fio_output(recorded.read_bytes()))
+    st = Store(tmp_path / "store")
+    run_id = st.create_run("[run]\n", {}, name="db", status="done")
+    records = []
+    for job in jobs:
+        params = canonical_params({"workload": "db", "job": job.job_name, **declared_io(job.options)})
+        for fs, speed in (("ext4", 1.0), ("xfs", 0.5)):
+            for it, j in enumerate(JITTER[fs], start=1):
+                for m in job.measurements:
+                    value = m.value * (speed if m.unit in ("ops/s", "B/s") else 1 / speed) * (1 + j)
+                    records.append(Record(run_id, "localhost", fs, "default", "fio", "db", params,
+                                          it, m.metric, value, m.unit, m.better, None, float(it)))
+    st.add_records(records)
+    rec = recommend(gather(st, run_id), BUILTIN["random-io"])
+    by = {c.criterion.label: c for c in rec.criteria}
+    assert by["random IOPS"].status == "measured" and by["random IOPS"].groups == 1   # oltp
+    assert by["random IOPS"].points and by["random IOPS"].points[0]["winner"] == "ext4"
+    assert by["mixed IOPS"].status == "counted before"   # the same job's IOPS, once
+    # the sequential log append is no random job; sequential-throughput counts it
+    seq = recommend(gather(st, run_id), BUILTIN["sequential-throughput"])
+    assert seq.criteria[0].status == "measured" and seq.criteria[0].groups == 1
+    st.close()

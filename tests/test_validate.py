@@ -2,6 +2,7 @@
 exit 2, no traceback, and no run row in the store (through the real CLI, no root needed)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,26 @@ def test_a_run_where_every_unit_failed_exits_1(tmp_path, state_dir, results):
     assert p.returncode == 1, p.stdout + p.stderr
     assert "cpus_allowed" in p.stdout and "0 units done" in p.stdout
     assert "Traceback" not in p.stdout + p.stderr
+
+
+JOB_FILES = {   # a job file the run must refuse before it exists, and what the line says
+    "typo.fio": ("[global]\nsize=8m\n[oltp]\nrw=randrw\nrwmixreed=70\n",
+                 ["typo.fio", "Bad option <rwmixreed=70>", "Did you mean rwmixread?"]),
+    "blocks.fio": ("[a]\nrw=read\nsize=8m\nbs=8q\n", ["blocks.fio", "bs=8q", "'q'", "8 bytes"]),
+    "null.fio": ("[a]\nioengine=null\nrw=read\nsize=8m\n",
+                 ["null.fio refused", "ioengine=null", "nothing left to run"]),
+    "device.fio": ("[a]\nrw=read\nfilename=/dev/sdb\n",
+                   ["device.fio refused", "/dev/sdb", "--target device", "nothing left to run"]),
+}
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+@pytest.mark.parametrize("name", sorted(JOB_FILES))
+def test_job_file_mistake_is_one_line_exit_2_no_run(name, tmp_path, state_dir, results):
+    """fio's own diagnosis, a size fio would misread, a file nothing of which can run:
+    one line, exit 2, no run row (issue 29: 'job oltp dropped' alone; a run of 0 units)."""
+    text, names = JOB_FILES[name]
+    (tmp_path / name).write_text(text)
+    p = run_fslab("run", "--job", str(tmp_path / name), "--fs", "ext4,xfs", "--profile",
+                  "smoke", "--results", str(results), check=False, timeout=120)
+    assert_refused(p, names, results)

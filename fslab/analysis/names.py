@@ -31,6 +31,9 @@ def metric_label(metric: str) -> str:
         stat = "mean" if m[3] == "mean" else m[3]
         kind = "latency" if m[2] in ("clat", "lat") else _LAT[m[2]]
         return f"{stat} {m[1]} {kind}"
+    m = re.fullmatch(r"sync_lat_(mean|p\d+(?:\.\d+)?|min|max|stddev)", metric)
+    if m:   # fio's fsync/fdatasync latency
+        return f"{m[1]} sync latency (fsync/fdatasync)"
     return metric.replace("_", " ")
 
 

@@ -123,12 +123,34 @@ class JobFile:
                         f"ioengine={_engine(opts)}, which needs the {need} ioctl; {fs_label} has none")
         return None
 
+    def unsized(self, overrides: dict[str, str] | None = None) -> list[str]:
+        """Jobs fio refuses in a fresh filesystem ('you need to specify size='): no size= or
+        filesize= (nor fill_device/fill_fs), and no file that a sized job of the file makes
+        (fio's butterfly example names /tmp/testfile and leaves size= commented out)."""
+        jobs = [(job, {**opts, **(overrides or {})}) for job, opts in self.jobs()]
+        made = {f for _, opts in jobs if _sized(opts) for f in _parts(opts.get("filename"))}
+        return [job for job, opts in jobs if not _sized(opts)
+                and not (_parts(opts.get("filename")) and set(_parts(opts["filename"])) <= made)]
+
+    def io_modes(self, overrides: dict[str, str] | None = None) -> dict[str, str]:
+        """Each job's I/O as it runs, 'direct' (direct=1 or buffered=0) or 'buffered': fslab
+        adds no direct= to a job file, whatever the run's page-cache policy."""
+        out = {}
+        for job, opts in self.jobs():
+            opts = {**opts, **(overrides or {})}
+            direct = _flag(opts, "direct", False) or not _flag(opts, "buffered", True)
+            out[job] = "direct" if direct else "buffered"
+        return out
+
     # -- the file as run --------------------------------------------------------------
 
-    def as_run(self, profile: Profile | None = None, overrides: dict[str, str] | None = None) -> str:
+    def as_run(self, profile: Profile | None = None, overrides: dict[str, str] | None = None,
+               default_size: str | None = None) -> str:
         """The file fio runs, from the mounted filesystem as working directory.
-        `profile`: cap sizes and runtimes; `overrides`: options set in every job (--fio)."""
+        `profile`: cap sizes and runtimes; `overrides`: options set in every job (--fio);
+        `default_size`: given to the jobs fio would refuse without one (unsized())."""
         effective = dict(self.jobs())
+        unsized = set(self.unsized(overrides)) if default_size else set()
         lines = [f"# fslab: job file {self.path} as run",
                  "# paths are relative to the filesystem under test: re-run by hand with",
                  "#   cd <mounted filesystem> && fio --output-format=json+ job.fio"]
@@ -144,6 +166,9 @@ class JobFile:
             if s.is_global:
                 continue
             extra = dict(overrides or {})
+            if s.name in unsized:
+                lines.append(f"# fslab: {UNSIZED_WHY}: size={default_size}, the profile's file size")
+                extra["size"] = default_size
             if profile is not None:
                 for k, (v, why) in _caps(effective[s.name], profile).items():
                     if k not in extra:
@@ -172,10 +197,15 @@ class JobFile:
         return {_inside(opts[k]) if opts[k] else job
                 for job, opts in self.jobs() for k in LOG_KEYS if k in opts}
 
-    def data_bytes(self, profile: Profile | None = None) -> int:
-        """Every job's data (size or filesize x nrfiles, x numjobs), capped like as_run()."""
+    def data_bytes(self, profile: Profile | None = None, default_size: str | None = None,
+                   overrides: dict[str, str] | None = None) -> int:
+        """Every job's data (size or filesize x nrfiles, x numjobs), capped and sized like
+        as_run()."""
         total = 0
-        for _, opts in self.jobs():
+        unsized = set(self.unsized(overrides)) if default_size else set()
+        for job, opts in self.jobs():
+            if job in unsized:
+                opts = {**opts, "size": default_size}
             if profile is not None:
                 opts = {**opts, **{k: v for k, (v, _) in _caps(opts, profile).items()}}
             size = _bytes(opts.get("size"))
@@ -205,11 +235,46 @@ def _load(path: Path, mtime_ns: int, size: int) -> JobFile:
     r = run(["fio", "--parse-only", str(path)], check=False, timeout=30, cwd=str(path.parent))
     # fio cannot parse the options of an engine it lacks: that file is refused, not invalid
     if not r.ok and job.refusal() is None:
-        said = [ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
-        said = [ln for ln in said if ln.startswith("fio:")] or said
-        why = "; ".join(said[:3]) or "fio --parse-only failed"
-        raise FslabError(f"fio job file {path} is invalid: {why}")
+        raise FslabError(f"fio job file {path} is invalid: {_diagnosis(r.stderr + r.stdout)}")
+    for name, opts in job.jobs():
+        for key, value in opts.items():
+            if why := size_problem(key, value):
+                raise FslabError(f"fio job file {path}: job '{name}' {key}={value}: {why}")
     return job
+
+
+def _diagnosis(said: str) -> str:
+    """fio's own words, in order ('Bad option <rwmixreed=70>; Did you mean rwmixread?;
+    fio: job oltp dropped'), without the indented lists of valid values that follow some."""
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip() and not ln[0].isspace()]
+    return "; ".join(lines[:4]) or "fio --parse-only failed"
+
+
+UNSIZED_WHY = ("no size=, and no file of that name exists in a fresh filesystem "
+               "(fio: 'you need to specify size=')")
+
+
+# fio's size units (any case; 'i' and 'b' optional): anything else after the number is
+# ignored, so bs=8q passes fio's own check and runs with 8-byte blocks
+SIZE_OPTIONS = ("size", "filesize", "io_size", "io_limit", "bs", "blocksize", "ba",
+                "blockalign", "bsrange", "blocksize_range", "offset", "offset_increment",
+                "rate", "rate_min", "zonesize", "zonerange", "zoneskip")
+_SIZE_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)", re.I)
+_SIZE_UNITS = re.compile(r"([kmgtp]i?b?|b)?", re.I)
+
+
+def size_problem(key: str, value: str | None) -> str | None:
+    """Why fio would run `key=value` other than as written: a unit it does not know
+    (bs=8q runs as 8 bytes). Per-direction (4k,8k) and ranges (4k-64k) are judged part by
+    part; percentages, expressions and variables are fio's to judge."""
+    if key not in SIZE_OPTIONS or not value or any(c in value for c in "%($"):
+        return None
+    for part in re.split(r"[,:-]", value):
+        m = _SIZE_PART.fullmatch(part.strip())
+        if m and not _SIZE_UNITS.fullmatch(m.group(2)):
+            return (f"fio does not know the unit {m.group(2)!r} and ignores it: it would run "
+                    f"{m.group(1)} bytes; write it with k, m, g or t (e.g. {m.group(1)}k)")
+    return None
 
 
 # -- the fio suite's cases ------------------------------------------------------------
@@ -220,6 +285,11 @@ class JobFileCase:
     job: JobFile
     text: str                # as run (paths inside the filesystem, caps, --fio overrides)
     refusal: str | None      # on every filesystem (a device filename, a missing engine)
+    io: dict[str, str] = field(default_factory=dict)   # job -> "direct" | "buffered", as run
+    notes: list[str] = field(default_factory=list)     # what fslab gave the file (a size)
+
+    def io_text(self) -> str:
+        return io_text(self.io)
 
     @property
     def user_sets_direct(self) -> bool:
@@ -265,12 +335,30 @@ def job_file_cases(o: dict[str, Any], profile: Profile) -> list:
             raise FslabError(f"two job files named {job.name!r}: rename one (cases are named "
                              "after their file)")
         names.add(job.name)
+        size = unsized_default(profile)
         image = (parse_size(o["image_size"]) if o.get("image_size") else
-                 int(job.data_bytes(capped) * 1.3) + (96 << 20))
+                 int(job.data_bytes(capped, size, overrides) * 1.3) + (96 << 20))
+        unsized = job.unsized(overrides)
+        notes = [f"job{'s' if len(unsized) > 1 else ''} {', '.join(unsized)}: {UNSIZED_WHY}; "
+                 f"given size={size}, the profile's file size"] if unsized else []
         cases.append(Case(name=job.name, params={"workload": job.name},
-                          config=JobFileCase(job, job.as_run(capped, overrides), job.refusal()),
+                          config=JobFileCase(job, job.as_run(capped, overrides, size), job.refusal(),
+                                             job.io_modes(overrides), notes),
                           image_bytes=image))
     return cases
+
+
+def io_text(io: dict[str, str]) -> str:
+    """'oltp buffered, log-append direct' ('both jobs buffered' when they agree)."""
+    modes = set(io.values())
+    if len(modes) == 1 and len(io) > 1:
+        return f"{'both' if len(io) == 2 else f'all {len(io)}'} jobs {modes.pop()}"
+    return ", ".join(f"{job} {mode}" for job, mode in io.items())
+
+
+def unsized_default(profile: Profile) -> str:
+    """The size a job without one gets: S2's file (1 GiB) at the profile's scale."""
+    return f"{profile.file_size(1 << 30) >> 20}m"
 
 
 def _sections(path: Path, text: str, depth: int) -> list[Section]:
@@ -334,6 +422,19 @@ def _inside(value: str) -> str:
         rel = p.lstrip("/")
         out.append(rel if rel or not p else ".")
     return ":".join(out)
+
+
+def _sized(opts: dict[str, str | None]) -> bool:
+    return bool(opts.get("size") or opts.get("filesize")) or any(
+        _flag(opts, k, False) for k in ("fill_device", "fill_fs"))
+
+
+def _flag(opts: dict[str, str | None], key: str, default: bool) -> bool:
+    """A fio boolean: a bare flag is set; 0/false/no are off."""
+    if key not in opts:
+        return default
+    v = opts[key]
+    return v is None or v.strip().lower() not in ("0", "false", "no", "off")
 
 
 def _engine(opts: dict[str, str | None]) -> str:
@@ -426,13 +527,16 @@ def job_file_suites(plan) -> list:
     return [s for s in plan.suite if "job_files" in (s.model_extra or {})]
 
 
-def environment_of(plan) -> dict[str, dict[str, str]]:
-    """What the run's environment says of each job file: where it came from and whether
-    its sizes and runtimes ran as written or capped by the profile."""
+def environment_of(plan) -> dict[str, dict[str, Any]]:
+    """What the run's environment says of each job file: where it came from, whether its
+    sizes and runtimes ran as written or capped by the profile, each job's I/O as run
+    (direct or buffered: the file's own choice) and what fslab gave it (notes)."""
     out = {}
     for s in job_file_suites(plan):
         how = (f"capped by profile {plan.profile.name}" if s.model_extra.get("scale") is True
                else "as written")
-        for f in s.model_extra["job_files"]:
-            out[Path(f).stem] = {"path": str(f), "sizes_and_runtimes": how}
+        for case in job_file_cases(s.options, plan.profile):
+            jf = case.config
+            out[case.name] = {"path": str(jf.job.path), "sizes_and_runtimes": how,
+                              "io": jf.io, "notes": jf.notes}
     return out

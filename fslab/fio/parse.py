@@ -205,6 +205,39 @@ def _declared_directions(options: dict) -> set[str] | None:
     return dirs or None
 
 
+def declared_io(options: dict) -> dict[str, Any]:
+    """What a job says it does, from its options as fio ran them (rw=, the read share of a
+    read/write mix, how often it fsyncs or fdatasyncs): stored in a job file's record params,
+    so its answer follows what it does rather than its name. {} when rw= is not given."""
+    rw = options.get("rw", options.get("readwrite"))
+    if rw is None:
+        return {}
+    pattern = str(rw).split(":")[0].strip()
+    out: dict[str, Any] = {"rw": pattern}
+    if {"read", "write"} <= _RW_DIRECTIONS.get(pattern, set()):
+        mix = _whole(options.get("rwmixread"))
+        if mix is None and _whole(options.get("rwmixwrite")) is not None:
+            mix = 100 - _whole(options["rwmixwrite"])
+        out["rwmixread"] = 50 if mix is None else max(0, min(100, mix))   # fio's default: 50
+    for key in ("fsync", "fdatasync"):
+        every = _whole(options.get(key))
+        if every:
+            out[key] = every
+    return out
+
+
+def directions_of(rw: str) -> set[str]:
+    """The directions an rw= pattern does ('randrw' -> read and write)."""
+    return set(_RW_DIRECTIONS.get(rw, ()))
+
+
+def _whole(value: Any) -> int | None:
+    try:
+        return int(str(value).strip().rstrip("%"))
+    except (TypeError, ValueError):
+        return None
+
+
 def _ios(d: dict) -> float:
     """How much I/O a direction did (total_ios, else bytes, else iops: by fio version)."""
     for key in ("total_ios", "io_bytes", "io_kbytes"):
@@ -239,8 +272,11 @@ def _job_values(job: dict, options: dict) -> list[Measurement]:
             out.append(Measurement(f"{direction}_runtime", runtime_ms / 1000, "s", None))
         if did_io:
             out.extend(_latencies(direction, d))
+    # fsync/fdatasync latency: fio counts only fsyncs in total_ios (an fdatasync=1 job says
+    # 0 beside 2,000 timed fdatasyncs), so the samples decide (N, or total_ios before 3.18)
     sync = job.get("sync")
-    if isinstance(sync, dict) and float(sync.get("total_ios", 0) or 0) > 0:
+    if isinstance(sync, dict) and (float(sync.get("total_ios", 0) or 0) > 0
+                                   or int((sync.get("lat_ns") or {}).get("N", 0) or 0) > 0):
         out.extend(_latencies("sync", sync))
     # fio's own threads' CPU % of a fixed-time job: described, never ranked (more work
     # in the same time costs more; a FUSE daemon's work is missing from it altogether)

@@ -208,6 +208,17 @@ def plan(the_plan) -> None:
         _check_fio_tables(spec, the_plan)
         with as_input_errors():
             workloads.get(s.kind).cases(spec, the_plan.profile)
+    _something_runs(the_plan)
+
+
+def _something_runs(the_plan) -> None:
+    """A plan whose every case is refused everywhere (a job file naming a device, an engine
+    that addresses no files) is a mistake, said in one line: not a run of 0 units."""
+    from fslab.run.scheduler import plan_pairs
+    with as_input_errors():
+        pairs, notes = plan_pairs(the_plan, judge_availability=False)
+    if not pairs and notes:
+        raise error("; ".join(notes) + "; nothing left to run")
 
 
 def _at(the_plan, table: str, key: str, value=None) -> str:

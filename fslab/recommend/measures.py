@@ -19,7 +19,9 @@ each half.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+import orjson
 import pandas as pd
 
 # (pattern, measure): the first match names the measure; anything else is its own measure
@@ -39,6 +41,31 @@ SUMS = {"elapsed_with_writeback": ("elapsed", "writeback")}
 _UNIT = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
 
 CPU_MEASURE = "ops_per_cpu_second"
+
+# A job file's job is named after its file, not after what it does: a criterion's case
+# pattern ("rand*", "seq*", "mixed") also meets it by the rw= it declares (in its record
+# params: fslab.fio.parse.declared_io), in the built-in workloads' words.
+_RW_CASE = {"read": "seqread", "write": "seqwrite", "rw": "seqrw", "readwrite": "seqrw",
+            "trim": "seqtrim", "trimwrite": "seqtrimwrite",
+            "randread": "randread", "randwrite": "randwrite", "randrw": "randrw",
+            "randtrim": "randtrim", "randtrimwrite": "randtrimwrite"}
+
+
+@lru_cache(maxsize=4096)   # asked for every summary row by every criterion
+def case_names(case: str, params: str | None) -> tuple[str, ...]:
+    """The names a criterion's case pattern is matched against: the case, and for a job
+    file's job its declared pattern ('randrw' for rw=randrw, 'seqwrite' for rw=write) and
+    'mixed' when it both reads and writes."""
+    try:
+        p = orjson.loads(params or "{}")
+    except orjson.JSONDecodeError:
+        return (case,)
+    if not isinstance(p, dict) or "job" not in p or p.get("rw") not in _RW_CASE:
+        return (case,)
+    names = [case, _RW_CASE[p["rw"]]]
+    if isinstance(p.get("rwmixread"), (int, float)) and 0 < p["rwmixread"] < 100:
+        names.append("mixed")
+    return tuple(names)
 
 
 def measure_of(metric: str) -> str:

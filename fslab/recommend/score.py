@@ -30,7 +30,7 @@ from fslab.analysis import is_detail
 from fslab.analysis.counts import DESIGN
 from fslab.features.matrix import Cell
 from fslab.recommend.evidence import Evidence
-from fslab.recommend.measures import SUMS, measure_of, scored
+from fslab.recommend.measures import SUMS, case_names, measure_of, scored
 from fslab.recommend.priorities import Criterion, Priorities
 
 TIE = 0.5      # points on the 0-100 scale below which two totals are the same rank
@@ -163,10 +163,11 @@ def _rank(totals: dict[str, float]) -> list[Ranked]:
     return out
 
 
-def _wanted(c: Criterion, suite: str, case: str, metric: str) -> bool:
+def _wanted(c: Criterion, suite: str, cases: tuple[str, ...], metric: str) -> bool:
     """A scored metric this criterion asks for; tail statistics (p99, max) only when a
-    pattern names them (a bare '*' means the headline metrics)."""
-    if not (c.matches(suite, case, metric) and scored(metric)):
+    pattern names them (a bare '*' means the headline metrics). `cases`: the case's names
+    (a job file's job also by its declared rw=: measures.case_names)."""
+    if not (any(c.matches(suite, case, metric) for case in cases) and scored(metric)):
         return False
     return not is_detail(metric) or any(fnmatchcase(metric, m) and is_detail(m) for m in c.metric)
 
@@ -174,14 +175,15 @@ def _wanted(c: Criterion, suite: str, case: str, metric: str) -> bool:
 def _measured(ev: Evidence, c: Criterion, levels: list[str], counted: set[tuple]) -> CriterionResult:
     a = ev.analysis
     s = a.summary
-    hit = s[[_wanted(c, su, ca, me) for su, ca, me in zip(s["suite"], s["case"], s["metric"])]]
+    names = [case_names(ca, pa) for ca, pa in zip(s["case"], s.get("params", [None] * len(s)))]
+    hit = s[[_wanted(c, su, ns, me) for su, ns, me in zip(s["suite"], names, s["metric"])]]
     hit = hit[hit["better"].isin(["higher", "lower"])]
     res = CriterionResult(c, MEASURED)
     if hit.empty:
         res.status = NOT_MEASURED
         res.missing = list(levels)
-        res.suite_ran = any(fnmatchcase(su, c.suite) and fnmatchcase(ca, c.case)
-                            for su, ca in zip(s["suite"], s["case"]))
+        res.suite_ran = any(fnmatchcase(su, c.suite) and any(fnmatchcase(n, c.case) for n in ns)
+                            for su, ns in zip(s["suite"], names))
         return res
     present = set(hit["level"])
     res.missing = [lv for lv in levels if lv not in present]

@@ -25,6 +25,50 @@ ANSWERS = ("silent", "space_overhead_per_file", "total_time", "space_saving_rati
 TIMES = ("elapsed_with_writeback", "elapsed", "time", "seconds", "pull_seconds_total")
 
 
+# A user's job-file job says what it does (fslab.fio.parse.declared_io, in its record params):
+# its answer is the rate of each direction that is a real share of its I/O (IOPS when random
+# or syncing: a sync bounds operations, not bytes; bandwidth when sequential), then the p99 of
+# its fsyncs/fdatasyncs when it syncs (what a database's commit waits for), else of its
+# larger direction.
+REAL_SHARE = 10   # % of a read/write mix below which a direction is incidental to the job
+
+
+def answer_metrics(case: str, params: str | dict | None, metrics: set[str]) -> list[str]:
+    """The metrics that answer a workload: what a job file's job declares, else by case."""
+    return job_answer(params, metrics) or _main_metrics(case, metrics)
+
+
+def job_answer(params: str | dict | None, metrics: set[str]) -> list[str]:
+    """The answer of a job file's job from what it declares (its params hold "job" and
+    "rw"); [] for any other workload, or when none of those metrics was ranked."""
+    if isinstance(params, str):
+        try:
+            params = orjson.loads(params or "{}")
+        except orjson.JSONDecodeError:
+            return []
+    if not (isinstance(params, dict) and "job" in params and "rw" in params):
+        return []
+    return _declared_metrics(params, metrics)
+
+
+def _declared_metrics(declared: dict, metrics: set[str]) -> list[str]:
+    from fslab.fio.parse import directions_of
+    rw = str(declared["rw"])
+    read_share = declared.get("rwmixread")
+    share = ({"read": float(read_share), "write": 100 - float(read_share)}
+             if isinstance(read_share, (int, float)) else {})
+    dirs = [d for d in ("read", "write", "trim")
+            if d in directions_of(rw) and share.get(d, 100) >= REAL_SHARE]
+    syncs = bool(declared.get("fsync") or declared.get("fdatasync"))
+    rate = "iops" if rw.startswith("rand") or syncs else "bw"
+    out = [f"{d}_{rate}" for d in dirs if f"{d}_{rate}" in metrics]
+    lat = ["sync_lat_p99", "sync_lat_mean"] if syncs else []
+    for d in sorted(dirs, key=lambda d: -share.get(d, 100)):
+        lat += [f"{d}_clat_p99", f"{d}_clat_mean"]
+    out += [m for m in lat if m in metrics][:1]
+    return out
+
+
 def _main_metrics(case: str, metrics: set[str]) -> list[str]:
     """The metric that answers the workload (throughput, time, or what ANSWERS names),
     then its p99 latency."""
@@ -81,7 +125,7 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
     for ident, g in groups:
         if not last(ident):
             continue
-        wanted = _main_metrics(str(ident.get("case", "")), set(g["metric"]))
+        wanted = answer_metrics(str(ident.get("case", "")), ident.get("params"), set(g["metric"]))
         if not wanted:
             continue
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]

@@ -21,7 +21,7 @@ from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
 from fslab.report.verdicts import LEGEND
-from fslab.report.provenance import measured_where
+from fslab.report.provenance import measured_as, measured_where
 from fslab.report.options import html_table
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
@@ -43,8 +43,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(headline(a, loaded.records)), legend=LEGEND,
-        page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
-                                     for r in loaded.runs} - {None})),
+        measured_as=measured_as(loaded.runs, loaded.records),
         failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),

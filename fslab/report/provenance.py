@@ -25,6 +25,28 @@ def implementation_lines(runs: list[dict]) -> list[str]:
     return out
 
 
+def measured_as(runs: list[dict], records) -> str:
+    """How the answer's numbers were measured, for its header: the page-cache policy of the
+    jobs fslab writes ('page cache off: numbers from the device'), and each job file's jobs
+    as they ran, their own choice ('job file db as written: both jobs buffered'); '' when
+    the runs do not say."""
+    from fslab.fio.jobfile import io_text
+    cases = set(records["case"]) if records is not None and "case" in records else set()
+    job_files: dict[str, dict] = {}
+    for run in runs:
+        job_files.update((run.get("environment") or {}).get("job_files") or {})
+    parts = []
+    if set(cases) - set(job_files):   # the policy applies to fslab's own workloads only
+        policies = {(r.get("environment") or {}).get("page_cache") for r in runs} - {None}
+        if policies:
+            parts.append(f"page cache {', '.join(sorted(policies))}: "
+                         + ("numbers from the device" if policies == {"off"} else "buffered I/O"))
+    for name, jf in sorted(job_files.items()):
+        if name in cases and jf.get("io"):
+            parts.append(f"job file {name} as written: {io_text(jf['io'])}")
+    return "; ".join(parts)
+
+
 def measured_where(runs: list[dict]) -> list[str]:
     """Every line a reader needs before the first number: implementations, then guests."""
     return implementation_lines(runs) + guest_lines(runs)

@@ -95,16 +95,14 @@ def print_answer(loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
-    from fslab.report.provenance import measured_where
+    from fslab.report.provenance import measured_as, measured_where
     from fslab.report.options import print_runs as print_options   # every variant's options
     print_options(loaded.runs, console)
     lines = headline_text(headline(loaded.analysis, loaded.records))
     where = measured_where(loaded.runs)
     if lines:
-        policies = {((r.get("environment") or {}).get("page_cache")) for r in loaded.runs} - {None}
-        cache = (f" (page cache {', '.join(sorted(policies))}: "
-                 + ("numbers from the device)" if policies == {"off"} else "buffered I/O)")
-                 if policies else "")
+        how = measured_as(loaded.runs, loaded.records)
+        cache = f" ({how})" if how else ""
         console.print(f"[bold]Answer[/] — best first per workload; {LEGEND}{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")

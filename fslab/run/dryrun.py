@@ -72,6 +72,10 @@ def _options_of(spec) -> dict[str, Any]:
             "pool_properties": dict(spec.pool_properties), "as_typed": item_text(spec)}
 
 
+JOB_FILE_IO = ("run as written, whatever the page-cache policy: direct I/O only in jobs that "
+               "set direct=1 (or buffered=0), buffered in the others")
+
+
 def _direct_io(options: dict, plan) -> str:
     from fslab.run.cachepolicy import default_for
     if "direct" in options:
@@ -98,8 +102,9 @@ def too_few_rounds(the_plan) -> str | None:
 def _cache_sentence(policy: str) -> str:
     if policy == "on":
         return "buffered I/O (page cache on), end_fsync=1 on write jobs unless the job says otherwise"
-    return ("direct=1 added to every job on filesystems that accept O_DIRECT (probed when the "
-            "unit runs); elsewhere the page cache is dropped between layout and measurement")
+    return ("direct=1 added to every job fslab writes, on filesystems that accept O_DIRECT "
+            "(probed when the unit runs); elsewhere the page cache is dropped between layout "
+            "and measurement")
 
 
 def _past_durations(store, profile: str) -> dict[tuple, float]:
@@ -128,8 +133,10 @@ def print_outline(o: dict[str, Any], console) -> None:
     print_table([(f["filesystem"], spec_options(FilesystemSpec(**{k: f[k] for k in (
         "name", "variant", "mkfs_options", "mount_options", "properties", "pool_properties")})))
         for f in o["filesystem_options"]], console, title="Options per filesystem (as asked)")
-    if any("fio_options" in c or "job_file" in c for c in o["cases"]):
+    if any("fio_options" in c for c in o["cases"]):
         console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
+    if any("job_file" in c for c in o["cases"]):   # the policy adds nothing to a user's file
+        console.print(f"job files: {JOB_FILE_IO}", markup=False)
     if o["too_few_rounds"]:
         console.print(f"note: {o['too_few_rounds']}", markup=False)
     for label, why in o["not_available_here"].items():
@@ -145,8 +152,10 @@ def print_outline(o: dict[str, Any], console) -> None:
             console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items())
                           + f"  [{c['direct_io']}]", markup=False)
         elif "job_file" in c:
-            console.print(f"    job file {c['job_file']} (as run: --json shows its text)",
-                          markup=False)
+            console.print(f"    job file {c['job_file']} (as run: --json shows its text)  "
+                          f"[{c['job_io_text']}; fslab adds no direct=]", markup=False)
+            for note in c.get("job_notes", ()):
+                console.print(f"    note: {note}", markup=False)
         elif c.get("parameters"):
             console.print("    " + json.dumps(c["parameters"], default=str), markup=False)
         if c.get("grep_at"):

@@ -53,9 +53,12 @@ class LocalExecutor(Executor):
                       + (f" then adaptive (CI ±{p.run.target_ci:.0%}, at most "
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")
+        from rich.markup import escape
         from fslab.fio.jobfile import environment_of
         for name, how in environment_of(p).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
+            for note in how.get("notes", ()):
+                console.print(f"[yellow]note:[/] job file {name}: {escape(note)}")
         from fslab.run.dryrun import too_few_rounds
         if (few := too_few_rounds(p)):
             console.print(f"[yellow]note:[/] {few}")

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fslab.analysis.names import metric_label
-from fslab.report.headline import ANSWERS
+from fslab.report.headline import ANSWERS, job_answer
 from fslab.report.format import human, human_spread   # one number format for every output
 
 # A workload's table: the fate of damaged blocks, where "detected" has no direction but says
@@ -23,16 +23,18 @@ def _params_label(params: str) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
-def _columns(g) -> list[str]:
+def _columns(g, params: str = "{}") -> list[str]:
     present = set(g.metric)
     if present.intersection(OUTCOMES):
         return [m for m in OUTCOMES if m in present]
-    answer = [m for m in ANSWERS if m in present][:1]
+    # a job file's job: what it declares answers it (read and write IOPS, fsync p99, ...)
+    answer = (job_answer(params, set(g[g.better.notna()].metric))
+              or [m for m in ANSWERS if m in present][:1])
     through = [m for m in THROUGHPUT if m in present]
     if through and not answer:
         return through
     directional = g[g.better.notna()].metric.unique().tolist()
-    return (answer + through + [m for m in directional if m not in answer + through])[:MAX_METRICS]
+    return list(dict.fromkeys(answer + through + directional))[:MAX_METRICS]
 
 
 def print_run_summary(store, run_id: str, console: Console) -> None:
@@ -42,7 +44,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     if df.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
     for (suite, case, params), g in df.groupby(["suite", "case", "params"], sort=True):
-        metrics = _columns(g)
+        metrics = _columns(g, params)
         if not metrics:
             continue
         extra = _params_label(params)

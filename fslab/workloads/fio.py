@@ -172,7 +172,9 @@ class FioSuite(Suite):
 
     def describe(self, case: Case) -> dict:
         if isinstance(case.config, JobFileCase):
-            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text}
+            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text,
+                    "job_io": case.config.io, "job_io_text": case.config.io_text(),
+                    "job_notes": case.config.notes}
         return {"fio_options": dict(case.config)}
 
     def estimate_seconds(self, case: Case) -> float | None:
@@ -191,7 +193,7 @@ class FioSuite(Suite):
         return run + ramp + moving + 5.0
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
-        from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
+        from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")
@@ -205,8 +207,10 @@ class FioSuite(Suite):
                 job_path.write_text(case.config.text)
                 # the user's file runs as written (its own direct=, its own layout): the
                 # device counters then also cover fio's layout of the job's files
-                _describe_policy(ctx, "job file as written: its own direct= and layout "
-                                 "(device counters include the layout)", daemon)
+                # (which jobs ran direct or buffered: the run's job_files environment)
+                _describe_policy(ctx, "job files as written: each job's own direct= (none "
+                                 "added: buffered unless it sets direct=1) and layout (device "
+                                 "counters include the layout)", daemon)
             else:
                 policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device,
                                            ctx.driver, inst)
@@ -271,7 +275,9 @@ class FioSuite(Suite):
                     ctx.log(f"job {name}: {m.metric.split('_')[0]}s done in {m.value * 1000:.0f} "
                             "ms: fio times whole ms, so its IOPS and bandwidth are not ranked "
                             "(its latencies are)")
-                if len(jobs) > 1 or isinstance(case.config, JobFileCase):
+                if isinstance(case.config, JobFileCase):   # what the job does: its answer
+                    m.params = {**m.params, "job": name, **declared_io(job.options)}
+                elif len(jobs) > 1:
                     m.params = {**m.params, "job": name}
             ms += job.measurements
         errors = [j.error for j in jobs if j.error]
