@@ -42,7 +42,7 @@ PUBLISHED_ORDER = ("the notebook: bar plots per workload, one-way ANOVA per metr
 
 def _ordering(study: str, workload: str, metric: str, g: pd.DataFrame, levels: list[str]) -> dict:
     label = metric_label(metric)
-    claim = f"{workload}: the four filesystems differ in {label}; their order"
+    claim = f"{workload}: the filesystems differ in {label}; their order"
     samples = {lv: series(g, lv, metric) for lv in levels}
     samples = {lv: v for lv, v in samples.items() if not v.empty}
     if len(samples) < 2:
@@ -62,9 +62,9 @@ def _ordering(study: str, workload: str, metric: str, g: pd.DataFrame, levels: l
     if math.isnan(o["kw_p"]):
         return _row(study, claim, PUBLISHED_ORDER, line, NO_DIFFERENCE, o["assumptions"])
     anova_ok = "assumptions hold" in o["assumptions"]
-    p, test = (o["anova_p"], "ANOVA") if anova_ok else (o["kw_p"], "Kruskal-Wallis")
-    why = (f"{test} p = {p:.3g} (Kruskal-Wallis p = {o['kw_p']:.3g}, ANOVA p = {o['anova_p']:.3g}; "
-           f"{o['assumptions']})")
+    tests = [("ANOVA", o["anova_p"]), ("Kruskal-Wallis", o["kw_p"])]
+    (test, p), (other, other_p) = tests if anova_ok else tests[::-1]
+    why = f"{test} p = {p:.3g} ({other} p = {other_p:.3g}; {o['assumptions']})"
     return _row(study, claim, PUBLISHED_ORDER, line, HOLDS if p < ALPHA else NO_DIFFERENCE, why)
 
 

@@ -148,7 +148,7 @@ def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
         if not side_ok:
             if exact or side_bad:
                 return (NOT_REPRODUCED if exact else REVERSED,
-                        f"{shown} is not {word} {fmt(c.than, unit)} ({how})")
+                        f"{shown} here, not {word} {fmt(c.than, unit)} ({how})")
             return NO_DIFFERENCE, f"{shown} reaches {fmt(c.than, unit)} ({how})"
     band = c.band_range
     if band is None:
