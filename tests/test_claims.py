@@ -1,80 +1,248 @@
 """'The study said -> here': claims from fslab/data/claims re-derived from records.
 
-Unit tests feed tidy records (the store's columns) straight to the claims module;
-the e2e test runs the S3 plan at smoke on ext3 and xfs and reads `report --json`.
+Unit tests feed tidy records (the store's columns) to the claims package and check each
+claim kind on fixed data: size bands, equivalence (two one-sided tests), deterministic
+quantities, sweeps (Holm over the points), and a real run's environment (recorded from
+`fslab run plans/s1-dedup.toml --profile smoke --fs ext4,zfs` with zfs-fuse). The e2e test
+runs the S3 plan at smoke on ext3 and xfs and reads `report --json`.
 """
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from fslab.report.claims import VERDICTS, claims_json, load_claims
+from fslab.analysis.pairwise import compare_levels
+from fslab.analysis.significance import ALPHA
+from fslab.report.claims import HOLDS_MEANS, VERDICTS, claims_json, load_claims, markdown
+from fslab.report.claims.stats import tost
+
+DATA = Path(__file__).parent / "data" / "claims"
+S3_PLAN = '[run]\nname = "S3 file-server tasks"\n'
 
 
-def rec(fs, case, metric, values, unit="s", variant="default", suite="tasks"):
+def rec(fs, case, metric, values, unit="s", variant="default", suite="tasks", params="{}"):
     return [{"run_id": "r", "host": "localhost", "fs": fs, "variant": variant, "suite": suite,
-             "case": case, "params": "{}", "iteration": i + 1, "metric": metric, "value": v,
+             "case": case, "params": params, "iteration": i + 1, "metric": metric, "value": v,
              "unit": unit, "better": "lower", "artifact": None, "ts": 0.0}
             for i, v in enumerate(values)]
 
 
-def by_claim(rows):
-    return {r["claim"]: r for r in rows}
+def judged(rows_or_df, env=None, plan=S3_PLAN):
+    df = rows_or_df if isinstance(rows_or_df, pd.DataFrame) else pd.DataFrame(rows_or_df)
+    return {r["claim"]: r for r in claims_json({"environment": env or {}, "plan": plan}, df)}
 
 
-def test_every_claim_file_loads_and_names_a_known_kind():
+FAST5, SLOW5 = [1.0, 1.1, 1.2, 1.05, 1.15], [2.0, 2.1, 2.2, 2.05, 2.15]
+
+
+def test_every_study_has_claims_of_known_kinds():
     claims = load_claims()
-    assert {c.study for c in claims} >= {"S1", "S3"}
-    assert {c.kind for c in claims} <= {"order", "change", "value"}
+    assert {c.study for c in claims} >= {"S0", "S1", "S3", "S4"}    # S2's are derived
+    assert {c.kind for c in claims} <= {"order", "change", "value", "equal"}
+    assert all(c.a and c.metric and c.published for c in claims)
+    assert all(c.b for c in claims if c.kind == "order")
 
 
-def test_order_claim_holds_reverses_and_needs_enough_rounds():
-    five_fast, five_slow = [1.0, 1.1, 1.2, 1.05, 1.15], [2.0, 2.1, 2.2, 2.05, 2.15]
-    df = pd.DataFrame(rec("xfs", "05-remove-isos", "elapsed", five_fast)
-                      + rec("ext3", "05-remove-isos", "elapsed", five_slow)
-                      + rec("xfs", "06-copy-tree", "elapsed", five_slow)      # ext3 faster: holds
-                      + rec("ext3", "06-copy-tree", "elapsed", five_fast)
-                      + rec("xfs", "09-ls-R", "elapsed", five_slow)           # xfs slower: reversed
-                      + rec("ext3", "09-ls-R", "elapsed", five_fast)
-                      + rec("xfs", "10-find", "elapsed", [1.0, 2.0])          # 2+2 rounds
-                      + rec("ext3", "10-find", "elapsed", [3.0, 4.0]))
-    rows = by_claim(claims_json({"environment": {}}, df))
-    assert rows["ISO removal: XFS is about 100x faster than ext3"]["verdict"] == "holds"
+def test_claims_use_the_answers_pair_test_and_alpha():
+    """[0,1,2,3,3] vs [2,4,4,4,6]: the tier line's test says p=0.032; so must the claims."""
+    a, b = [0.0, 1, 2, 3, 3], [2.0, 4, 4, 4, 6]
+    rows = judged(rec("xfs", "09-ls-R", "elapsed", a) + rec("ext3", "09-ls-R", "elapsed", b))
+    r = rows["ls -R: XFS is faster than ext3"]
+    answer = compare_levels({"xfs": (np.array(a), np.arange(5)), "ext3": (np.array(b), np.arange(5))},
+                            "lower", pairable=True)[0]
+    assert answer["p"] == pytest.approx(0.032, abs=0.001) and answer["p"] < ALPHA
+    assert r["verdict"] == "holds" and f"p = {answer['p']:.3g}" in r["why"]
+    assert "ALPHA = " not in Path("fslab/analysis/omnibus.py").read_text()
+
+
+def test_order_claims_hold_reverse_and_need_enough_rounds():
+    df = (rec("xfs", "06-copy-tree", "elapsed", SLOW5) + rec("ext3", "06-copy-tree", "elapsed", FAST5)
+          + rec("xfs", "09-ls-R", "elapsed", SLOW5) + rec("ext3", "09-ls-R", "elapsed", FAST5)
+          + rec("xfs", "10-find", "elapsed", [1.0, 2.0]) + rec("ext3", "10-find", "elapsed", [3.0, 4.0]))
+    rows = judged(df)
     assert rows["Tree copy: ext3 is faster than XFS"]["verdict"] == "holds"
     assert rows["ls -R: XFS is faster than ext3"]["verdict"] == "reversed"
     few = rows["find: XFS is faster than ext3"]
     assert few["verdict"] == "no significant difference" and "too few" in few["why"]
-    assert rows["ISO copy: JFS is faster than ext3"]["verdict"] == "not comparable"
-    assert "jfs not run" in rows["ISO copy: JFS is faster than ext3"]["why"]
+    jfs = rows["ISO copy: JFS is faster than ext3"]
+    assert jfs["verdict"] == "not measured" and "jfs not run" in jfs["why"] and "guest" in jfs["why"]
     assert set(rows["Tree copy: ext3 is faster than XFS"]) == {"study", "claim", "published",
                                                                "measured", "verdict", "why"}
+    assert all(r["verdict"] in VERDICTS for r in rows.values())
 
 
-def test_capacity_claims_are_decisive_without_noise_and_shown_to_001_percent():
-    df = pd.DataFrame(rec("xfs", "02-mount", "capacity_initial", [99.95, 99.95], "%")
-                      + rec("ext3", "02-mount", "capacity_initial", [92.77, 92.77], "%")
-                      + rec("ext3", "08-remove-trees", "capacity_residual", [92.77, 92.77], "%")
-                      + rec("xfs", "08-remove-trees", "capacity_residual", [99.93, 99.93], "%")
-                      + rec("xfs", "03-copy-iso", "elapsed", [1.0, 1.0]))
-    rows = by_claim(claims_json({"environment": {}}, df))
+def test_size_claims_hold_only_inside_the_band():
+    """'XFS is about 100x faster at ISO removal' (band 50-200x) must not hold at 1.05x."""
+    claim = "ISO removal: XFS is about 100x faster than ext3"
+    near = judged(rec("xfs", "05-remove-isos", "elapsed", [1.0, 1.01, 1.02, 1.005, 1.015])
+                  + rec("ext3", "05-remove-isos", "elapsed", [1.05, 1.06, 1.07, 1.055, 1.065]))[claim]
+    assert near["verdict"] == "direction holds, size differs"
+    assert near["why"].startswith("1.05× here") and "outside the band 50–200×" in near["why"]
+    far = judged(rec("xfs", "05-remove-isos", "elapsed", [0.02, 0.021, 0.019, 0.0205, 0.0195])
+                 + rec("ext3", "05-remove-isos", "elapsed", [2.5, 2.4, 2.6, 2.45, 2.55]))[claim]
+    assert far["verdict"] == "holds" and "125× here, inside the band" in far["why"]
+    # identical rounds: the ratio is a number (S1: ext4 / zfs:dedup space, band 1.6-2.5x)
+    s1 = judged(rec("zfs", "dedup", "space_consumed", [34e6, 34e6], "B", "dedup", "dedup")
+                + rec("ext4", "dedup", "space_consumed", [67e6, 67e6], "B", suite="dedup"))
+    half = s1["Dedup saves about half the space: ZFS with dedup consumes about half of what ext4 "
+              "does for the same tree"]
+    assert half["verdict"] == "holds" and "1.97×" in half["why"]
+
+
+def test_equivalence_claims_are_two_one_sided_tests_against_the_tolerance():
+    claim = "ext3 gets all its capacity back once every file is removed"    # tolerance 0.01 pp
+    initial = [92.50, 92.52, 92.51, 92.53, 92.50, 92.52]
+
+    def verdict(residual):
+        df = (rec("ext3", "02-mount", "capacity_initial", initial, "%")
+              + rec("ext3", "08-remove-trees", "capacity_residual", residual, "%"))
+        return judged(df)[claim]
+    close = verdict([x + 0.001 * (-1) ** i for i, x in enumerate(initial)])
+    assert close["verdict"] == "holds" and "two one-sided t-tests" in close["why"]
+    assert verdict([x - 0.5 + 0.001 * i for i, x in enumerate(initial)])["verdict"] == "does not reproduce"
+    assert verdict([x + 0.02 * (-1) ** i for i, x in enumerate(initial)])["verdict"] == "undecided"
+    # the TOST p-value is the larger of two one-sided t-tests (scipy as the oracle)
+    d = np.array([0.004, -0.002, 0.001, 0.003, -0.001, 0.002])
+    lower = stats.ttest_1samp(d, -0.01, alternative="greater").pvalue
+    upper = stats.ttest_1samp(d, 0.01, alternative="less").pvalue
+    assert tost(d, 0.01)[0] == pytest.approx(max(lower, upper))
+
+
+def test_deterministic_quantities_are_judged_as_numbers():
+    df = (rec("xfs", "02-mount", "capacity_initial", [98.80, 98.80], "%")
+          + rec("ext3", "02-mount", "capacity_initial", [92.52, 92.52], "%")
+          + rec("ext3", "08-remove-trees", "capacity_residual", [92.52, 92.52], "%")
+          + rec("xfs", "08-remove-trees", "capacity_residual", [98.80, 98.80], "%"))
+    rows = judged(df)
     cap = rows["Capacity after mkfs: XFS leaves more of the partition to users than ext3"]
-    assert cap["verdict"] == "holds" and "99.95%" in cap["measured"] and "92.77%" in cap["measured"]
+    assert cap["verdict"] == "holds" and "98.80%" in cap["measured"] and "judged as numbers" in cap["why"]
+    ext3 = rows["Capacity after mkfs: ext3 leaves 92.77 % of the partition to users"]
+    assert ext3["verdict"] == "does not reproduce" and "-0.25 pp" in ext3["why"]
     assert rows["ext3 gets all its capacity back once every file is removed"]["verdict"] == "holds"
-    assert rows["XFS loses a little capacity after the files are removed"]["verdict"] == "holds"
+    # the study: XFS loses about 0.02 %; identical 0.00 here is a number, not "no difference"
+    assert rows["XFS loses about 0.02 % of capacity once every file is removed"]["verdict"] == \
+        "does not reproduce"
+    assert "profile" not in cap["why"]          # the 20 GB partition is not scaled
 
 
-def test_zfs_fuse_speed_claims_are_not_comparable_but_space_claims_are():
-    df = pd.DataFrame(rec("zfs", "dedup", "zpool_dedupratio", [1.98, 1.99], "ratio", "dedup", "dedup")
-                      + rec("zfs", "dedup", "setup_time", [9.0, 9.5], "s", "dedup", "dedup")
-                      + rec("ext4", "dedup", "setup_time", [3.0, 3.1], "s", "default", "dedup"))
-    env = {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"}
-    rows = by_claim(claims_json({"environment": env}, df))
-    dedup = rows["ZFS dedup stores the half-duplicated tree in about half the space (DEDUP about 2x)"]
-    assert dedup["verdict"] in VERDICTS and dedup["verdict"] != "not comparable"
-    speed = rows["Dedup costs setup time: ext4 builds the dedup tree sooner than ZFS with dedup"]
-    assert speed["verdict"] == "not comparable" and "zfs-fuse" in speed["why"]
+S0_PLAN = '[run]\nname = "S0 onboard: ext4 vs ZFS vs raw"\n'
+KERNEL_ZFS = {"filesystems": {"zfs": {"in_effect": {"implementation": "zfs",
+                                                    "implementation_label": "OpenZFS 2.3.2 kernel module"}}}}
+
+
+def t2(fs, numjobs, values, size="32768k"):
+    return rec(fs, "t2-randread", "read_iops", values, "ops/s", suite="fio",
+               params=json.dumps({"numjobs": str(numjobs), "size": size, "workload": "t2-randread"},
+                                 separators=(",", ":")))
+
+
+def test_sweep_claims_need_every_point_holm_corrected():
+    claim = "Test 2: ZFS reads with higher IOPS than ext4 at every thread count and file size"
+    hi, lo = [x * 1000 for x in SLOW5], [x * 1000 for x in FAST5]
+    every = judged(t2("zfs", 1, hi) + t2("ext4", 1, lo) + t2("zfs", 4, hi) + t2("ext4", 4, lo),
+                   KERNEL_ZFS, S0_PLAN)[claim]
+    assert every["verdict"] == "holds" and "Holm over 2" in every["why"]
+    assert "numjobs=1" in every["measured"] and "numjobs=4" in every["measured"]
+    one = judged(t2("zfs", 1, hi) + t2("ext4", 1, lo) + t2("zfs", 4, lo) + t2("ext4", 4, lo),
+                 KERNEL_ZFS, S0_PLAN)[claim]
+    assert one["verdict"] == "undecided" and "as claimed at 1 of 2" in one["why"]
+    # the study's point: 16 threads was not run here
+    at16 = judged(t2("zfs", 1, hi) + t2("ext4", 1, lo), KERNEL_ZFS, S0_PLAN)[
+        "Test 2 at 16 threads: ZFS random-read IOPS about 5x ext4's"]
+    assert at16["verdict"] == "not measured" and "numjobs=16" in at16["why"]
+
+
+def test_sweep_false_holds_rate_stays_below_alpha_with_no_difference():
+    """Equal levels at 4 sweep points, n=5: 'holds' needs all 4 (Holm), never 1 of 4."""
+    from fslab.report.claims.kinds import judge
+    claim = next(c for c in load_claims() if c.claim.startswith("Test 2: ZFS reads with higher IOPS"))
+    rng = np.random.default_rng(1)
+    holds = 0
+    for _ in range(20):
+        df = []
+        for nj in (1, 2, 4, 8):
+            df += t2("zfs", nj, list(rng.lognormal(0, 0.05, 5))) + t2("ext4", nj, list(rng.lognormal(0, 0.05, 5)))
+        df = pd.DataFrame(df).assign(label=lambda d: d["fs"])
+        holds += judge(claim, df, KERNEL_ZFS)["verdict"] == "holds"
+    assert holds == 0
+
+
+def real_s1_run():
+    doc = json.loads((DATA / "s1-smoke-ext4-zfs-fuse.json").read_text())
+    return doc["run"], pd.DataFrame(doc["records"])
+
+
+def test_zfs_fuse_from_a_real_runs_environment_makes_speed_and_cpu_claims_not_comparable():
+    run, records = real_s1_run()
+    assert "implementation" not in " ".join(run["environment"])     # not a top-level key
+    rows = {r["claim"]: r for r in claims_json(run, records)}
+    zfs = [r for r in rows.values() if "ZFS" in r["claim"] or "zfs" in r["measured"]]
+    speed = [r for c, r in rows.items() if any(w in c for w in ("speed", "time", "CPU", "faster"))]
+    assert len(speed) >= 5
+    for r in speed:
+        assert r["verdict"] == "not comparable", r
+        assert "zfs-fuse" in r["why"] and "Measured here:" in r["why"]
+    space = rows["ZFS dedup finds the duplicated half: DEDUP about 2x"]
+    assert space["verdict"] == "holds" and "zfs-fuse" not in space["why"]
+    assert zfs and all(r["verdict"] in VERDICTS for r in rows.values())
+    # the same run had its zfs been kernel OpenZFS: the speed claims are judged
+    kernel = copy.deepcopy(run)
+    kernel["environment"]["tools"].pop("zfs implementation")
+    kernel["environment"]["filesystems"]["zfs:dedup"]["in_effect"].update(
+        implementation="zfs", implementation_label="OpenZFS 2.3.2 kernel module")
+    judged_here = {r["claim"]: r for r in claims_json(kernel, records)}
+    assert all(judged_here[r["claim"]]["verdict"] != "not comparable" for r in speed)
+
+
+def test_s4_filesystems_not_run_are_not_measured_and_one_history_is_not_a_test():
+    def step(fs, s, aged, unaged):
+        p = json.dumps({"step": s}, separators=(",", ":"))
+        return (rec(fs, "git", "grep_cost_aged", [aged], "s/GB", suite="aging", params=p)
+                + rec(fs, "git", "grep_cost_unaged", [unaged], "s/GB", suite="aging", params=p)
+                + rec(fs, "git", "aging_factor", [aged / unaged], "ratio", suite="aging", params=p))
+    rows = judged(step("ext4", 0, 2.0, 1.9) + step("ext4", 50, 2.05, 2.0) + step("ext4", 100, 2.3, 2.0))
+    f2fs = rows["F2FS ages: aged/unaged grep cost about 1.14x at 393 pulls (the last grep run here)"]
+    assert f2fs["verdict"] == "not measured" and "f2fs not run" in f2fs["why"]
+    ext4 = rows["ext4 shows no aging beyond its noise floor (the pull-0 aged-minus-unaged difference)"]
+    assert ext4["verdict"] == "undecided" and "one round" in ext4["why"]
+    assert "+0.3 s/GB, beyond ±0.1 s/GB" in ext4["why"]     # the study's own reading
+
+
+def test_s2_orders_each_workload_and_tests_it_as_the_notebook_asked():
+    rng = np.random.default_rng(2)
+    means = {"btrfs": 100.0, "ext4": 150.0, "xfs": 151.0, "zfs": 60.0}
+    df = []
+    for fs, m in means.items():
+        for job, metric in (("randread", "read_iops"), ("seqread", "read_bw")):
+            df += [{**r, "better": "higher"} for r in
+                   rec(fs, job, metric, list(m + rng.normal(0, 1, 6)), "ops/s", suite="fio",
+                       params=json.dumps({"workload": job}))]
+    rows = judged(df, {}, '[run]\nname = "S2 fio statistics"\n')
+    order = rows["randread: the filesystems differ in read IOPS; their order"]
+    assert order["verdict"] == "holds"
+    assert order["measured"].index("xfs") < order["measured"].index("btrfs") < order["measured"].index("zfs")
+    assert "ext4" in order["measured"].split("≈")[1] or "xfs" in order["measured"].split("≈")[1]
+    kw = stats.kruskal(*[g["value"] for _, g in pd.DataFrame(df).query("case == 'randread'").groupby("fs")])
+    assert f"Kruskal-Wallis p = {kw.pvalue:.3g}" in order["why"]
+    pair = rows["ext4 and btrfs differ (the notebook's paired Wilcoxon)"]
+    assert pair["verdict"] == "holds" and "2 of 2 workloads" in pair["why"]
+    assert rows["mixed: the filesystems differ in read IOPS; their order"]["verdict"] == "not measured"
+    # the same job names in a run of another plan are not S2's
+    assert not any(r.startswith("randread") for r in judged(df, {}, S3_PLAN))
+
+
+def test_markdown_says_once_what_holds_means():
+    rows = claims_json({"environment": {}, "plan": S3_PLAN},
+                       pd.DataFrame(rec("xfs", "06-copy-tree", "elapsed", FAST5)
+                                    + rec("ext3", "06-copy-tree", "elapsed", SLOW5)))
+    text = "\n".join(markdown(rows))
+    assert text.count(HOLDS_MEANS) == 1 and "**reversed**" in text
 
 
 @pytest.mark.e2e
@@ -85,7 +253,11 @@ def test_s3_smoke_on_ext3_and_xfs_reports_claims(tmp_path):
     run_fslab("run", "plans/s3-fileserver.toml", "--profile", "smoke", "--fs", "ext3,xfs",
               "--results", str(results), timeout=900)
     out = tmp_path / "report.json"
-    run_fslab("report", "--json", str(out), "--results", str(results))
+    run_fslab("report", "--json", str(out), "--html", str(tmp_path / "r.html"), "--results", str(results))
     claims = [c for c in json.loads(out.read_text())["claims"] if c["study"] == "S3"]
-    judged = [c for c in claims if c["verdict"] in VERDICTS and c["measured"] != "–"]
-    assert len(judged) >= 5, claims
+    judged_here = [c for c in claims if c["verdict"] in VERDICTS and c["measured"] != "–"]
+    assert len(judged_here) >= 10, claims
+    assert all(c["verdict"] and c["why"] for c in claims)
+    assert any(c["verdict"] == "not measured" and "jfs not run" in c["why"] for c in claims)
+    html = (tmp_path / "r.html").read_text()
+    assert "The study said → here" in html and "ISO removal: XFS is about 100x faster" in html

@@ -122,9 +122,6 @@ FILESYSTEM_NAMES = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "zfs-fuse", "
 ALLOWED = {
     # the tasks suite's source disk is deliberately ext4, whatever is under test
     ("fslab/workloads/tasks.py", "ext4"),
-    # the study-claims report explains that ZFS here is zfs-fuse (report text about labels)
-    ("fslab/report/claims.py", "zfs-fuse"),
-    ("fslab/report/claims.py", "zfs"),
     # doctor's table of Debian packages to look up (the zfs-fuse package)
     ("fslab/commands/doctor.py", "zfs-fuse"),
     # `--baseline raw` names the bare-device driver and adds it to the plan once

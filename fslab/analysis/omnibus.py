@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
-ALPHA = 0.05
+from fslab.analysis.significance import ALPHA
 
 
 def omnibus(samples: dict[str, np.ndarray]) -> dict:

@@ -23,6 +23,7 @@ from fslab.report.headline import headline, headline_text
 from fslab.report.verdicts import LEGEND
 from fslab.report.provenance import measured_as, measured_where
 from fslab.report.options import html_table
+from fslab.report.claims import claims_json, html_rows
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
 
@@ -47,6 +48,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
+        claims=html_rows(claims_json(loaded.runs[0] if loaded.runs else None, loaded.records)),
         measured=measured_where(loaded.runs),
         options=html_table(loaded.runs),
         suites=_suites(loaded, results_root),

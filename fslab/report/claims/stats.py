@@ -1,0 +1,53 @@
+"""The tests behind the claims: the answer's own pair test and ALPHA, and the few tests the
+answer has no use for (equivalence, an interval around one filesystem's median).
+
+Every two-sample comparison goes through pair_test() below, so a claim and the answer's
+tier line never disagree about the same two samples."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from fslab.analysis.describe import median_ci_ranks
+from fslab.analysis.pairwise import compare_levels, holm
+from fslab.analysis.significance import ALPHA
+
+__all__ = ["ALPHA", "holm", "pair_test", "tost", "median_ci"]
+
+
+def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray, b_rounds: np.ndarray) -> dict:
+    """p of a vs b, the ratio of medians b/a and its 95% interval, from the answer's pair
+    test (fslab.analysis.pairwise: rounds pair the samples when both ran in the same ones).
+    One call, so switching to the blocked within-round test is one line."""
+    rows = compare_levels({"a": (np.asarray(a, float), np.asarray(a_rounds)),
+                           "b": (np.asarray(b, float), np.asarray(b_rounds))},
+                          "lower", pairable=True, seed_key=("claims",))
+    r = rows[0]
+    return {"p": r["p"], "ratio": r["ratio"], "ci": (r["ratio_ci_lo"], r["ratio_ci_hi"]),
+            "smallest_p": r["smallest_p"], "test": r["test"] or "Mann-Whitney U"}
+
+
+def tost(d: np.ndarray, tolerance: float) -> tuple[float, tuple[float, float]]:
+    """Two one-sided t-tests that the mean of d lies within ±tolerance: (p, the 90% interval
+    of the mean, the interval TOST at 5% amounts to)."""
+    n = len(d)
+    mean, se = float(np.mean(d)), float(np.std(d, ddof=1) / math.sqrt(n))
+    if se == 0:
+        inside = abs(mean) < tolerance
+        return (0.0 if inside else 1.0), (mean, mean)
+    lower = stats.t.sf((mean + tolerance) / se, n - 1)      # H0: mean <= -tolerance
+    upper = stats.t.cdf((mean - tolerance) / se, n - 1)     # H0: mean >= +tolerance
+    half = stats.t.ppf(1 - ALPHA, n - 1) * se
+    return float(max(lower, upper)), (mean - half, mean + half)
+
+
+def median_ci(x: np.ndarray) -> tuple[float, float] | None:
+    """Distribution-free 95% interval of the median (order statistics; the report's own),
+    or None with fewer than 6 values."""
+    ranks = median_ci_ranks(len(x))
+    if ranks is None:
+        return None
+    s = np.sort(x)
+    return float(s[ranks[0] - 1]), float(s[ranks[1] - 1])
