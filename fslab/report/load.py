@@ -61,14 +61,33 @@ KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"
 
 def without_failed_units(store, ids: Sequence[str], records: pd.DataFrame):
     """Records of failed units (partial numbers of a unit that did not finish) are left
-    out of the statistics; the failed units are listed so the report can say so."""
+    out of the statistics; the failed units are listed so the report can say so.
+
+    A unit's records may name their own case or params (a task of S3, a job of a job
+    file, an aging step): they are the unit's by their artifact, which lies in the unit's
+    artifact directory (as Store.finish_unit ties them); records without an artifact are
+    the unit's by its key."""
     failed = [u for rid in ids for u in store.units(rid) if u["status"] == "failed"]
     if not failed:
         return records, []
     bad = pd.DataFrame([{k: u[k] for k in KEY} for u in failed])
-    merged = records.merge(bad.assign(_failed=True), on=KEY, how="left")
-    kept = records[merged["_failed"].isna().to_numpy()]
+    by_key = records.merge(bad.assign(_failed=True), on=KEY, how="left")["_failed"].notna()
+    dirs = {(u["run_id"], u["artifact_dir"]) for u in failed if u.get("artifact_dir")}
+    drop = by_key.to_numpy() | in_dirs(records, dirs)
     text = [f"{u['fs']}{'' if u['variant'] == 'default' else ':' + u['variant']} "
             f"{u['suite']}:{u['case']} #{u['iteration']}: {(u.get('message') or '').strip()[:160]}"
             for u in failed]
-    return kept, text
+    return records[~drop], text
+
+
+def in_dirs(records: pd.DataFrame, dirs: set[tuple[str, str]]):
+    """Which records' artifact (relative to the results root) is one of these (run, unit
+    directory) pairs or lies below one."""
+    import numpy as np
+    from pathlib import PurePosixPath
+    pairs = records[["run_id", "artifact"]]
+    inside = [(run_id, art) for run_id, art in set(pairs.dropna().itertuples(index=False, name=None))
+              if any((run_id, str(d)) in dirs for d in (PurePosixPath(art), *PurePosixPath(art).parents))]
+    if not inside:
+        return np.zeros(len(records), dtype=bool)
+    return pd.MultiIndex.from_frame(pairs).isin(inside)

@@ -1,0 +1,94 @@
+"""What the report owes its reader besides the verdicts: a failed unit's partial numbers
+are left out whole, the assumption checks say when there are too few values, adaptive
+rounds show how they ended, and a run without device counters says that memory-bound
+numbers were not checked. Stores are built with the store API, as a run writes them."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import needs_root, run_fslab
+
+from fslab.records import Measurement, UnitKey, stamp
+from fslab.report.load import load
+from fslab.store.db import Store
+
+TASKS = ("03-copy-iso", "04-recopy-iso")
+
+
+def _tasks_unit(store, run_id, fs, it, seconds, status="done", message=None):
+    """One S3 tasks unit as the scheduler stores it: each task is its own case, its
+    records point at a log inside the unit's artifact directory."""
+    key = UnitKey("localhost", fs, "default", "tasks", "fileserver", "{}", it)
+    rel = f"runs/{run_id}/{key.slug()}"
+    ms = [Measurement("elapsed", seconds + i, "s", "lower", f"{rel}/tasks.log", case=task)
+          for i, task in enumerate(TASKS)]
+    store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], status, message,
+                      time.time(), rel)
+
+
+@pytest.fixture
+def tasks_store(tmp_path):
+    store = Store(tmp_path)
+    run_id = store.create_run("[run]\n", {}, profile="smoke")
+    for it in (1, 2, 3):
+        _tasks_unit(store, run_id, "ext4", it, 10.0 + it / 10)
+        _tasks_unit(store, run_id, "xfs", it, 20.0 + it / 10)
+    # the 4th xfs round failed half way: its first task's time is stored, partial
+    _tasks_unit(store, run_id, "xfs", 4, 1.0, "failed", "StepFailed: cp: No space left on device")
+    _tasks_unit(store, run_id, "ext4", 4, 10.4)
+    yield store, run_id
+    store.close()
+
+
+def test_every_record_of_a_failed_unit_is_left_out_even_with_its_own_case(tasks_store):
+    store, run_id = tasks_store
+    loaded = load(store, [run_id], regression=False)
+    assert loaded.failed_units == ["xfs tasks:fileserver #4: StepFailed: cp: No space left on device"]
+    xfs = loaded.records[loaded.records["fs"] == "xfs"]
+    assert sorted(set(xfs["iteration"])) == [1, 2, 3] and 1.0 not in set(xfs["value"])
+    n = loaded.analysis.summary.set_index(["case", "level"])["n"]
+    assert n[("03-copy-iso", "xfs")] == 3 and n[("03-copy-iso", "ext4")] == 4
+    # the units that finished keep every record
+    assert len(loaded.records) == 7 * len(TASKS)
+
+
+def test_a_unit_directory_is_not_the_prefix_of_another(tmp_path):
+    """iter-001 is not iter-0010's directory: only the unit's own directory and below."""
+    import pandas as pd
+    from fslab.report.load import in_dirs
+    records = pd.DataFrame({"run_id": ["r", "r", "r", "other", "r"],
+                            "artifact": ["a/iter-001", "a/iter-001/fio.json", "a/iter-0010/fio.json",
+                                         "a/iter-001/fio.json", None]})
+    assert list(in_dirs(records, {("r", "a/iter-001")})) == [True, True, False, False, False]
+
+
+@pytest.mark.e2e
+@needs_root()
+def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, results, tmp_path):
+    """For real: a job file whose second job fails fio's verify (its file was laid out
+    without verify headers) fails the unit; the records of its first job, which ran and
+    name their own params (job=fine), are not counted in any verdict either."""
+    good, bad = tmp_path / "good.fio", tmp_path / "bad.fio"
+    good.write_text("[good]\nrw=read\nbs=64k\nsize=4m\n")
+    bad.write_text("[global]\nrw=read\nbs=64k\nsize=4m\n[fine]\n[verify]\nverify=crc32c\n")
+    run_fslab("run", "--fs", "ext4", "--job", str(good), "--job", str(bad), "--profile", "smoke",
+              "-n", "2", "--results", str(results), "--workdir", str(tmp_path / "work"),
+              check=False, timeout=300)
+    store = Store(results)
+    run_id = store.latest_run_id()
+    assert {(u["case"], u["status"]) for u in store.units(run_id)} == {("good", "done"),
+                                                                       ("bad", "failed")}
+    # the store keeps the failed unit's partial numbers (they are raw data) ...
+    kept = store.records(run_id)
+    assert '{"job":"fine","workload":"bad"}' in set(kept["params"])
+    # ... and the report leaves every one of them out, as it says
+    out = tmp_path / "report.json"
+    run_fslab("report", "--results", str(results), "--json", str(out))
+    doc = json.loads(out.read_text())
+    assert {r["case"] for r in doc["records"]} == {"good"}
+    assert len(doc["failed_units"]) == 2 and all("verify" in f for f in doc["failed_units"])
+    assert not any(v["case"] == "bad" for v in doc["verdicts"])
+    store.close()
