@@ -65,6 +65,22 @@ def test_a_unit_directory_is_not_the_prefix_of_another(tmp_path):
     assert list(in_dirs(records, {("r", "a/iter-001")})) == [True, True, False, False, False]
 
 
+def test_fios_own_memory_stored_ranked_by_an_earlier_fslab_is_read_unranked(tmp_path):
+    store = Store(tmp_path)
+    run_id = store.create_run("[run]\n", {})
+    for fs, rss in (("ext4", 50e6), ("xfs", 60e6)):
+        for it in (1, 2, 3, 4, 5):
+            key = UnitKey("localhost", fs, "default", "fio", "randread", "{}", it)
+            ms = [Measurement("fio_max_rss", rss + it, "B", "lower", "x"),
+                  Measurement("read_iops", 100.0 + it, "ops/s", "higher", "x")]
+            store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done", None,
+                              time.time(), f"runs/{run_id}/{key.slug()}")
+    a = load(store, [run_id], regression=False).analysis
+    assert set(a.tiers["metric"]) == {"read_iops"}
+    assert a.summary.loc[a.summary["metric"] == "fio_max_rss", "better"].isna().all()
+    store.close()
+
+
 @pytest.mark.e2e
 @needs_root()
 def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, results, tmp_path):
@@ -91,4 +107,8 @@ def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, resu
     assert {r["case"] for r in doc["records"]} == {"good"}
     assert len(doc["failed_units"]) == 2 and all("verify" in f for f in doc["failed_units"])
     assert not any(v["case"] == "bad" for v in doc["verdicts"])
+    # fio's own peak memory describes fio, not the filesystem: stored unranked
+    rss = kept[kept["metric"] == "fio_max_rss"]
+    assert len(rss) and rss["better"].isna().all()
+    assert not any(v["metric"] == "fio_max_rss" for v in doc["verdicts"])
     store.close()

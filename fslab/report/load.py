@@ -35,7 +35,7 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
     if "host" in normalize_factor(factor):
         # fio's sum over every host of a parallel multi-host run is no host of its own
         records = records[records["host"] != "all"]
-    records = cpu_share_unranked(records)
+    records = described_not_ranked(records)
     records, failed = without_failed_units(store, ids, records)
     if records.empty:
         raise FslabError(f"run {', '.join(ids)} has no records of a unit that finished")
@@ -44,16 +44,22 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
                   failed)
 
 
-def cpu_share_unranked(records: pd.DataFrame) -> pd.DataFrame:
-    """Stores written before CPU was ranked per operation marked CPU % and CPU seconds of
-    fixed-time jobs 'lower is better' (which penalises the filesystem that did more work):
-    read them as described, not ranked; only operations per CPU-second rank CPU."""
+def described_not_ranked(records: pd.DataFrame) -> pd.DataFrame:
+    """Read what earlier fslab versions ranked by mistake as described, not ranked: CPU %
+    and CPU seconds of fixed-time jobs marked 'lower is better' (which penalises the
+    filesystem that did more work; only operations per CPU-second rank CPU), and fio's
+    own peak memory (fio_max_rss: it describes fio, not the filesystem)."""
     cpu = records["metric"].str.contains("cpu", regex=False) & \
-        ~records["metric"].str.startswith("ops_per_cpu") & records["better"].notna()
-    if cpu.any():
+        ~records["metric"].str.startswith("ops_per_cpu")
+    wrong = (cpu | records["metric"].isin(FIO_OWN)) & records["better"].notna()
+    if wrong.any():
         records = records.copy()
-        records.loc[cpu, "better"] = None
+        records.loc[wrong, "better"] = None
     return records
+
+
+# fio's own process, not the filesystem's answer (fio_rusage_cpu is caught as CPU above)
+FIO_OWN = ("fio_max_rss",)
 
 
 KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
