@@ -81,6 +81,51 @@ def test_fios_own_memory_stored_ranked_by_an_earlier_fslab_is_read_unranked(tmp_
     store.close()
 
 
+def _fio_store(tmp_path, rounds: int, counters: bool = True, environment: dict | None = None):
+    """A fio randread case on ext4 and xfs, `rounds` units each; with `counters`, each
+    unit has its device counters as accounting.py stores them (here: read from memory
+    on ext4)."""
+    store = Store(tmp_path)
+    run_id = store.create_run("[run]\n", environment or {}, profile="smoke")
+    for fs, iops, share in (("ext4", 200.0, 0.1), ("xfs", 100.0, 1.0)):
+        for it in range(1, rounds + 1):
+            key = UnitKey("localhost", fs, "default", "fio", "randread",
+                          '{"workload":"randread"}', it)
+            rel = f"runs/{run_id}/{key.slug()}"
+            value = iops * (1 + (-1) ** it * 0.01 * it)
+            ms = [Measurement("read_iops", value, "ops/s", "higher", f"{rel}/fio.json"),
+                  Measurement("read_bw", value * 4096, "B/s", "higher", f"{rel}/fio.json")]
+            if counters:
+                ms.append(Measurement("device_read_share", share, "ratio", None, f"{rel}/fio.json"))
+            store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done", None,
+                              time.time(), rel)
+    return store, run_id
+
+
+def test_assumption_checks_show_no_p_values_below_five_values_per_level(tmp_path):
+    from fslab.report import export
+    from fslab.report.html import render_html
+    for rounds, shown in ((3, False), (6, True)):
+        store, run_id = _fio_store(tmp_path / str(rounds), rounds)
+        loaded = load(store, [run_id], regression=False)
+        md = export.markdown(loaded)
+        table = md.split("## Assumption checks", 1)[1]
+        rows = [r for r in table.splitlines() if r.startswith("| fio")]
+        assert rows and all(("too few values to check" not in r) == shown for r in rows), table
+        cells = rows[0].split(" | ")
+        assert (cells[5:7] == ["too few values to check"] * 2) != shown
+        html = tmp_path / f"{rounds}.html"
+        render_html(loaded, html, store.root)
+        section = html.read_text().split('id="assumptions"', 1)[1].split('id="iterations"')[0]
+        assert ("<td>too few values to check</td>" in section) != shown
+        [csv] = [p for p in export.write_csv(loaded, tmp_path / f"csv{rounds}") if p.stem == "omnibus"]
+        import pandas as pd
+        omni = pd.read_csv(csv)
+        ranked = omni[omni["better"].notna()]
+        assert ranked["levene_p"].notna().all() == shown and ranked["shapiro_p"].notna().all() == shown
+        store.close()
+
+
 @pytest.mark.e2e
 @needs_root()
 def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, results, tmp_path):

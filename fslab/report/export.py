@@ -8,14 +8,16 @@ import pandas as pd
 from fslab.analysis.tiers import tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.tables import (assumption_checks, footnotes, pairs_table, verdict_table,
+                                 workload_label)
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
     """Every table of the report, by file name stem."""
     a = loaded.analysis
     return {"verdicts": verdict_table(a, headline=False), "summary": a.summary,
-            "pairs": pairs_table(a), "tiers": tier_rows(a.tiers, a.keys), "omnibus": a.omnibus,
+            "pairs": pairs_table(a), "tiers": tier_rows(a.tiers, a.keys),
+            "omnibus": assumption_checks(a, too_few=None),
             "regression": a.regression, "per_iteration": a.per_iteration()}
 
 
@@ -111,9 +113,10 @@ def markdown(loaded: Loaded) -> str:
     lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,
                                                loaded.records))]
     if not a.omnibus.empty:
+        omni = assumption_checks(a)     # no Shapiro-Wilk or Levene p at n < 5
         cols = [c for c in ("suite", "case", "metric", "kw_p", "anova_p", "shapiro_p", "levene_p",
-                            "assumptions") if c in a.omnibus.columns]
-        ranked = a.omnibus[a.omnibus["better"].notna()] if "better" in a.omnibus else a.omnibus
+                            "assumptions") if c in omni.columns]
+        ranked = omni[omni["better"].notna()] if "better" in omni else omni
         lines += ["", "## Assumption checks", "", md_table(ranked[cols])]
     return "\n".join(lines) + "\n"
 

@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.analysis.names import metric_label
+from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human
 from fslab.report.load import Loaded
@@ -22,7 +23,8 @@ from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
 from fslab.report.provenance import measured_where
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.tables import (assumption_checks, footnotes, pairs_table, verdict_table,
+                                 workload_label)
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
@@ -48,7 +50,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
         measured=measured_where(loaded.runs),
         suites=_suites(loaded, results_root),
-        omnibus=_table(_labelled(a.omnibus, a)),
+        omnibus=_table(_labelled(assumption_checks(a), a)), min_n_to_check=MIN_N_TO_CHECK,
         regression=_table(a.regression),
         iterations=_iterations(a),
         reproduce=_reproduce(loaded, results_root, out.parent),
