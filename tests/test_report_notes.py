@@ -157,3 +157,58 @@ def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, resu
     assert len(rss) and rss["better"].isna().all()
     assert not any(v["metric"] == "fio_max_rss" for v in doc["verdicts"])
     store.close()
+
+
+def test_every_view_shows_how_adaptive_rounds_ended_and_their_price(tmp_path):
+    """What fslab/run/adaptive.py saves for the report: each case's rounds, converged or
+    not (or not assessed), and the optional-stopping caveat, in every view."""
+    import io
+    from rich.console import Console
+    from fslab.report import export
+    from fslab.report.html import render_html
+    from fslab.report.terminal import print_measurement_notes
+    from test_adaptive import _store_with
+    rounds = _store_with(tmp_path, {"ext4": [10.0, 20.0, 30.0], "xfs": [10.0, 10.1, 10.2]})
+    rounds.save()                       # the tasks case is still wide after 3 rounds
+    store, run_id = rounds.store, rounds.run_id
+    caveat = store.run(run_id)["environment"]["adaptive"]["caveat"]
+    loaded = load(store, [run_id], regression=False)
+
+    buf = io.StringIO()
+    print_measurement_notes(loaded, Console(file=buf, width=200))
+    term = buf.getvalue()
+    assert ("adaptive rounds: another round of a case while a 95% CI was wider than ±5.0% of "
+            "its mean, 3 to 30 rounds: 0 of 9 cases converged") in term
+    assert "tasks:fileserver — 3 rounds, not converged (widest CI ±" in term
+    assert ": ext4 04-copy-iso elapsed)" in term
+    assert "features:" in term and "not assessed (no ranked throughput, time or latency)" in term
+    assert caveat in term.replace("\n", " ")
+
+    md = export.markdown(loaded)
+    section = md.split("## Adaptive rounds", 1)[1]
+    assert "| tasks:fileserver | 3 | not converged | ±" in section and f"Caveat: {caveat}." in section
+
+    html = tmp_path / "r.html"
+    render_html(loaded, html, store.root)
+    page = html.read_text()
+    assert "Adaptive rounds</h3>" in page and "<td>not converged</td>" in page
+    from markupsafe import escape
+    assert "features:" in page and escape(f"Caveat: {caveat}.") in page
+
+    out = tmp_path / "r.json"
+    export.write_json(loaded, out)
+    doc = json.loads(out.read_text())
+    tasks = doc["adaptive"]["cases"]["tasks fileserver"]
+    assert tasks["rounds"] == 3 and tasks["converged"] is False and doc["adaptive"]["caveat"] == caveat
+    store.close()
+
+
+def test_a_run_with_fixed_rounds_shows_no_adaptive_section(tmp_path):
+    from fslab.report import export
+    store, run_id = _fio_store(tmp_path, 3)
+    loaded = load(store, [run_id], regression=False)
+    assert "Adaptive" not in export.markdown(loaded)
+    out = tmp_path / "r.json"
+    export.write_json(loaded, out)
+    assert json.loads(out.read_text())["adaptive"] is None
+    store.close()

@@ -8,8 +8,8 @@ import pandas as pd
 from fslab.analysis.tiers import tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import (assumption_checks, footnotes, pairs_table, verdict_table,
-                                 workload_label)
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, pairs_table,
+                                 verdict_table, workload_label)
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -50,6 +50,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
            "verdicts": verdicts_json(a, memory_bound(loaded.records)),
            "headline": entries,
            "failed_units": loaded.failed_units,
+           "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
            "claims": claims_json(run, loaded.records),
            "records": json.loads(loaded.records.to_json(orient="records"))}
     path.write_text(json.dumps(doc, indent=1, default=_plain))
@@ -109,6 +110,11 @@ def markdown(loaded: Loaded) -> str:
                  [f"- {f}" for f in loaded.failed_units] + [""]
     lines += ["## Verdicts", "", md_table(verdict_table(a).drop(columns="metric_key")), ""]
     lines += [f"- {n}" for n in footnotes(a)]
+    for view in filter(None, map(adaptive_rounds, loaded.runs)):
+        lines += ["", "## Adaptive rounds" + (f" (run `{view['run_id']}`)" if len(loaded.runs) > 1
+                                               else ""), "", view["summary"][0].upper()
+                  + view["summary"][1:] + ".", "", md_table(pd.DataFrame(view["cases"]))]
+        lines += ["", f"Caveat: {view['caveat']}."] if view["caveat"] else []
     from fslab.report.claims import claims_json, markdown as claims_markdown
     lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,
                                                loaded.records))]

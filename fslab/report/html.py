@@ -23,8 +23,8 @@ from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
 from fslab.report.provenance import measured_where
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import (assumption_checks, footnotes, pairs_table, verdict_table,
-                                 workload_label)
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, pairs_table,
+                                 verdict_table, workload_label)
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
@@ -46,6 +46,8 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,
+        adaptive=[{**v, "table": _table(pd.DataFrame(v["cases"]))}
+                  for v in filter(None, map(adaptive_rounds, loaded.runs))],
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
         measured=measured_where(loaded.runs),

@@ -114,3 +114,41 @@ def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
         omni[c] = omni[c].astype(object)
         omni.loc[small, c] = too_few
     return omni
+
+
+def adaptive_rounds(run: dict) -> dict | None:
+    """How adaptive rounds ended in this run (fslab/run/adaptive.py saves it in the run's
+    environment), for every view: a header sentence, one row per case (rounds run, whether
+    its widest 95% CI reached the target) and the optional-stopping caveat. None when the
+    run's rounds were fixed."""
+    ad = (run.get("environment") or {}).get("adaptive")
+    if not isinstance(ad, dict):
+        return None
+    rows = []
+    for name, c in sorted((ad.get("cases") or {}).items()):
+        width = c.get("widest_ci")
+        if c.get("assessed") is False:
+            state = "not assessed (no ranked throughput, time or latency)"
+        elif c.get("converged"):
+            state = "converged"
+        else:
+            state = "not converged"
+        rows.append({"case": _case_label(name), "rounds": c.get("rounds"), "converged": state,
+                     "widest CI": "" if c.get("assessed") is False else
+                     (f"±{width:.1%}" if isinstance(width, (int, float)) else "unknown"),
+                     "where": c.get("where") or ""})
+    done = sum(r["converged"] == "converged" for r in rows)
+    target = ad.get("target_ci")
+    head = (f"adaptive rounds: another round of a case while a 95% CI was wider than "
+            f"±{target:.1%} of its mean" if isinstance(target, (int, float)) else "adaptive rounds")
+    head += (f", {ad.get('min_iterations')} to {ad.get('max_iterations')} rounds: "
+             f"{done} of {len(rows)} cases converged")
+    return {"run_id": run.get("run_id"), "summary": head, "cases": rows,
+            "caveat": ad.get("caveat") or ""}
+
+
+def _case_label(name: str) -> str:
+    """'fio randread {"workload":"randread"}' (adaptive.py's key) as 'fio:randread'."""
+    suite, _, rest = name.partition(" ")
+    case, brace, params = rest.partition(" {")
+    return workload_label({"suite": suite, "case": case, "params": brace.strip() + params or "{}"})

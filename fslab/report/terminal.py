@@ -87,7 +87,24 @@ def print_measurement_notes(loaded, console: Console) -> None:
     for run in loaded.runs:
         for line in describe_run(run.get("environment") or {}):
             console.print(f"[dim]{escape(line)}[/dim]")
+    for run in loaded.runs:
+        print_adaptive(run, console, len(loaded.runs) > 1)
     print_baseline(loaded.analysis.data, console)
+
+
+def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
+    """Each case's rounds and whether it converged, and the price of stopping on the data."""
+    from fslab.report.tables import adaptive_rounds
+    view = adaptive_rounds(run)
+    if view is None:
+        return
+    console.print(escape(view["summary"] + (f" (run {view['run_id']})" if name_run else "")))
+    for c in view["cases"]:
+        widest = f" (widest CI {c['widest CI']}: {c['where']})" if c["where"] else ""
+        console.print(f"  {escape(c['case'])} — {c['rounds']} rounds, "
+                      f"{escape(c['converged'])}{escape(widest)}")
+    if view["caveat"]:
+        console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
 
 
 def print_answer(loaded, console: Console) -> None:
