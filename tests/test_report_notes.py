@@ -81,10 +81,10 @@ def test_fios_own_memory_stored_ranked_by_an_earlier_fslab_is_read_unranked(tmp_
     store.close()
 
 
-def _fio_store(tmp_path, rounds: int, counters: bool = True, environment: dict | None = None):
-    """A fio randread case on ext4 and xfs, `rounds` units each; with `counters`, each
-    unit has its device counters as accounting.py stores them (here: read from memory
-    on ext4)."""
+def _fio_store(tmp_path, rounds: int, counters=("ext4", "xfs"), environment: dict | None = None):
+    """A fio randread case on ext4 and xfs, `rounds` units each; the filesystems in
+    `counters` have their device counters as accounting.py stores them (here: ext4's
+    reads came from memory)."""
     store = Store(tmp_path)
     run_id = store.create_run("[run]\n", environment or {}, profile="smoke")
     for fs, iops, share in (("ext4", 200.0, 0.1), ("xfs", 100.0, 1.0)):
@@ -95,8 +95,10 @@ def _fio_store(tmp_path, rounds: int, counters: bool = True, environment: dict |
             value = iops * (1 + (-1) ** it * 0.01 * it)
             ms = [Measurement("read_iops", value, "ops/s", "higher", f"{rel}/fio.json"),
                   Measurement("read_bw", value * 4096, "B/s", "higher", f"{rel}/fio.json")]
-            if counters:
-                ms.append(Measurement("device_read_share", share, "ratio", None, f"{rel}/fio.json"))
+            if fs in counters:
+                ms += [Measurement("device_read_bytes", value * 4096 * share, "B", None,
+                                   f"{rel}/fio.json"),
+                       Measurement("device_read_share", share, "ratio", None, f"{rel}/fio.json")]
             store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done", None,
                               time.time(), rel)
     return store, run_id
@@ -211,4 +213,69 @@ def test_a_run_with_fixed_rounds_shows_no_adaptive_section(tmp_path):
     out = tmp_path / "r.json"
     export.write_json(loaded, out)
     assert json.loads(out.read_text())["adaptive"] is None
+    store.close()
+
+
+NOTE = "served from memory? not checked (no device counters in this run)"
+
+
+def _views(loaded, tmp_path, root=None) -> dict[str, str]:
+    """The answer as the terminal, Markdown and HTML print it, and the JSON document."""
+    import io
+    from rich.console import Console
+    from fslab.report import export
+    from fslab.report.html import render_html
+    from fslab.report.terminal import print_answer
+    buf = io.StringIO()
+    print_answer(loaded, Console(file=buf, width=400))
+    render_html(loaded, tmp_path / "r.html", root or tmp_path)
+    export.write_json(loaded, tmp_path / "r.json")
+    return {"terminal": buf.getvalue(), "markdown": export.markdown(loaded),
+            "html": (tmp_path / "r.html").read_text(), "json": (tmp_path / "r.json").read_text()}
+
+
+def test_a_run_without_device_counters_says_memory_was_not_checked(tmp_path):
+    store, run_id = _fio_store(tmp_path, 5, counters=())
+    v = _views(load(store, [run_id], regression=False), tmp_path)
+    said = f"{NOTE}: every workload that moved data"
+    assert said in v["terminal"]
+    assert f"**S{said[1:]}.**" in v["markdown"]
+    assert f'<p class="warn">S{said[1:]}.</p>' in v["html"]
+    doc = json.loads(v["json"])
+    assert doc["memory_check"] == said
+    assert {e["memory_checked"] for e in doc["verdicts"]} == {False}
+    assert all(e["memory_bound"] is None for e in doc["verdicts"])
+    assert [e["memory_checked"] for e in doc["headline"]] == [False]
+    store.close()
+
+
+def test_a_run_with_device_counters_flags_memory_and_says_nothing_unchecked(tmp_path):
+    store, run_id = _fio_store(tmp_path, 5)
+    v = _views(load(store, [run_id], regression=False), tmp_path)
+    for text in v.values():
+        assert "not checked" not in text
+    assert "served from memory: ext4 (device saw 10% of the bytes)" in v["terminal"]
+    doc = json.loads(v["json"])
+    assert doc["memory_check"] is None
+    ranked = [e for e in doc["verdicts"] if e["metric"] == "read_iops"]
+    assert ranked[0]["memory_checked"] is True and ranked[0]["memory_bound"]["shares"] == {"ext4": 0.1}
+    store.close()
+
+
+def test_only_the_filesystems_without_counters_are_named(tmp_path):
+    store, run_id = _fio_store(tmp_path, 5, counters=("ext4",))
+    v = _views(load(store, [run_id], regression=False), tmp_path)
+    assert f"{NOTE}: fio:randread (xfs)" in v["terminal"]
+    assert json.loads(v["json"])["verdicts"][0]["memory_checked"] is False
+    store.close()
+
+
+def test_imported_fio_json_says_memory_was_not_checked(tmp_path):
+    from corpus_data import s2_layout
+    from fslab.fio.importer import import_path
+    s2_layout(tmp_path / "s2")
+    store = Store(tmp_path / "results")
+    run_id = import_path(store, tmp_path / "s2", log=lambda line: None).run_id
+    v = _views(load(store, [run_id], regression=False), tmp_path, store.root)
+    assert f"{NOTE}: every workload that moved data" in v["terminal"]
     store.close()

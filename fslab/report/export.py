@@ -8,8 +8,9 @@ import pandas as pd
 from fslab.analysis.tiers import tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, pairs_table,
-                                 verdict_table, workload_label)
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
+                                 memory_unchecked_text, pairs_table, verdict_table,
+                                 workload_label)
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -45,10 +46,16 @@ def write_json(loaded: Loaded, path: Path) -> None:
     from fslab.report.headline import headline, memory_bound
     a = loaded.analysis
     entries = headline(a, loaded.records)
+    checks = memory_checks(loaded.records)
+    by_label = {workload_label({"suite": s, "case": c, "params": p}): chk
+                for (s, c, p), chk in checks.items()}
+    for e in entries:
+        e["memory_checked"] = _checked(by_label.get(e["workload"]))
     doc = {"run": run["run_id"] if run else None,
            "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
-           "verdicts": verdicts_json(a, memory_bound(loaded.records)),
+           "verdicts": verdicts_json(a, memory_bound(loaded.records), checks),
            "headline": entries,
+           "memory_check": memory_unchecked_text(checks),
            "failed_units": loaded.failed_units,
            "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
            "claims": claims_json(run, loaded.records),
@@ -64,9 +71,16 @@ def _plain(x):
     raise TypeError(type(x))
 
 
-def verdicts_json(a, memory: dict) -> list[dict]:
+def _checked(check: dict | None) -> bool | None:
+    """Whether device counters could tell memory from the device (None: no data moved)."""
+    return None if check is None else not check["unchecked"]
+
+
+def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     """One entry per ranked (workload, metric): tiers best first, each level's median,
-    ratio to the best with its bootstrap 95% CI and tier (raw values, no formatting)."""
+    ratio to the best with its bootstrap 95% CI and tier (raw values, no formatting);
+    "memory_checked" false where a filesystem's units had no device counters (`checks`:
+    tables.memory_checks)."""
     import math
     from fslab.analysis.names import metric_label
     from fslab.report.headline import memory_text
@@ -88,7 +102,9 @@ def verdicts_json(a, memory: dict) -> list[dict]:
                                for lv, i in r["levels_info"].items()},
                     "test": r["test"], "n": int(r["n"]), "line": r["line"],
                     "note": r["why"] or None,
-                    "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None)})
+                    "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None),
+                    "memory_checked": _checked((checks or {}).get(
+                        (r.get("suite"), r.get("case"), r.get("params"))))})
     return out
 
 
@@ -105,6 +121,9 @@ def markdown(loaded: Loaded) -> str:
     if answer:
         lines += ["## Answer", "", "Best first per workload; ≈ cannot be told apart, ≫ significantly "
                   "behind, (×) median ratio to the best.", ""] + [f"- {x}" for x in answer] + [""]
+    unchecked = memory_unchecked_text(memory_checks(loaded.records))
+    if unchecked:
+        lines += [f"**{unchecked[0].upper()}{unchecked[1:]}.**", ""]
     if loaded.failed_units:
         lines += ["Failed units, left out of every verdict:", ""] + \
                  [f"- {f}" for f in loaded.failed_units] + [""]

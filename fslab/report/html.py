@@ -23,8 +23,9 @@ from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
 from fslab.report.provenance import measured_where
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, pairs_table,
-                                 verdict_table, workload_label)
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
+                                 memory_unchecked_text, pairs_table, verdict_table,
+                                 workload_label)
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
@@ -43,6 +44,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(headline(a, loaded.records)),
+        memory_unchecked=memory_unchecked_text(memory_checks(loaded.records)),
         page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,

@@ -152,3 +152,53 @@ def _case_label(name: str) -> str:
     suite, _, rest = name.partition(" ")
     case, brace, params = rest.partition(" {")
     return workload_label({"suite": suite, "case": case, "params": brace.strip() + params or "{}"})
+
+
+# Whether the device or memory served a workload is read from the device counters beside
+# fio's numbers (fslab/run/accounting.py; the report flags shares below half). Runs made
+# before device accounting, imported fio JSON, the hosts of a --hosts run and a
+# --mountpoint on no block device have none: the report says so instead of nothing.
+NOT_CHECKED = "not checked (no device counters in this run)"
+DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
+                   "write_amplification")
+FIO_IO = ("read_iops", "write_iops", "trim_iops", "read_bw", "write_bw", "trim_bw")
+
+
+def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:
+    """(suite, case, params) of every workload whose fio moved data -> its "levels"
+    (filesystems) and the "unchecked" ones, of which some unit has no device counters.
+    A unit's records share its artifact (fio's JSON), also a job file's per-job records;
+    records without an artifact are a unit's by their key."""
+    from fslab.analysis.groups import FS_FACTOR, level_labels
+    if records.empty or not {"metric", "artifact"} <= set(records.columns):
+        return {}
+    io = records["metric"].isin(FIO_IO) & (records["value"] > 0)
+    if not io.any():
+        return {}
+    key = records["run_id"].astype(str)
+    for col in ("host", "fs", "variant", "suite", "case", "params", "iteration"):
+        key = key + "\0" + records[col].astype(str)
+    unit = records["run_id"].astype(str) + "\0" + records["artifact"].where(
+        records["artifact"].notna(), key).astype(str)
+    counted = set(unit[records["metric"].isin(DEVICE_COUNTERS)])
+    moved = records[io].assign(_unchecked=~unit[io].isin(counted).to_numpy(),
+                               _level=level_labels(records[io], FS_FACTOR).to_numpy())
+    return {ident: {"levels": sorted(set(g["_level"])),
+                    "unchecked": sorted(set(g.loc[g["_unchecked"], "_level"]))}
+            for ident, g in moved.groupby(["suite", "case", "params"], sort=True, dropna=False)}
+
+
+def memory_unchecked_text(checks: dict[tuple, dict[str, list[str]]]) -> str | None:
+    """One sentence for the answer: the workloads nobody checked for being served from
+    memory, or None when every workload that moved data had device counters."""
+    unchecked = {ident: c for ident, c in checks.items() if c["unchecked"]}
+    if not unchecked:
+        return None
+    if len(unchecked) == len(checks) and all(c["unchecked"] == c["levels"] for c in checks.values()):
+        where = "every workload that moved data"
+    else:
+        where = ", ".join(
+            workload_label({"suite": s, "case": c, "params": p})
+            + ("" if chk["unchecked"] == chk["levels"] else f" ({', '.join(chk['unchecked'])})")
+            for (s, c, p), chk in unchecked.items())
+    return f"served from memory? {NOT_CHECKED}: {where}"

@@ -112,6 +112,7 @@ def print_answer(loaded, console: Console) -> None:
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
     from fslab.report.provenance import measured_where
+    from fslab.report.tables import memory_checks, memory_unchecked_text
     lines = headline_text(headline(loaded.analysis, loaded.records))
     where = measured_where(loaded.runs)
     if lines:
@@ -123,6 +124,9 @@ def print_answer(loaded, console: Console) -> None:
                       f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
+    unchecked = memory_unchecked_text(memory_checks(loaded.records))
+    if unchecked:   # where the answer would flag numbers served from memory
+        console.print(f"[yellow]{escape(unchecked)}[/]")
     for line in where:   # which ZFS, which machine: before the reader takes any number home
         console.print(f"[yellow]measured:[/] {escape(line)}")
     for f in loaded.failed_units:
