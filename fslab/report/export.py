@@ -55,7 +55,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
            "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
            "verdicts": verdicts_json(a, memory_bound(loaded.records), checks),
            "headline": entries,
-           "memory_check": memory_unchecked_text(checks),
+           "memory_check": memory_unchecked_text(checks, loaded.records),
            "failed_units": loaded.failed_units,
            "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
            "claims": claims_json(run, loaded.records),
@@ -121,7 +121,7 @@ def markdown(loaded: Loaded) -> str:
     if answer:
         lines += ["## Answer", "", "Best first per workload; ≈ cannot be told apart, ≫ significantly "
                   "behind, (×) median ratio to the best.", ""] + [f"- {x}" for x in answer] + [""]
-    unchecked = memory_unchecked_text(memory_checks(loaded.records))
+    unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
     if unchecked:
         lines += [f"**{unchecked[0].upper()}{unchecked[1:]}.**", ""]
     if loaded.failed_units:

@@ -44,7 +44,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(headline(a, loaded.records)),
-        memory_unchecked=memory_unchecked_text(memory_checks(loaded.records)),
+        memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
                                      for r in loaded.runs} - {None})),
         failed_units=loaded.failed_units,

@@ -156,8 +156,8 @@ def _case_label(name: str) -> str:
 
 # Whether the device or memory served a workload is read from the device counters beside
 # fio's numbers (fslab/run/accounting.py; the report flags shares below half). Runs made
-# before device accounting, imported fio JSON, the hosts of a --hosts run and a
-# --mountpoint on no block device have none: the report says so instead of nothing.
+# before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
+# no block device and dedup's read phase have none: the report says so instead of nothing.
 NOT_CHECKED = "not checked (no device counters in this run)"
 DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
                    "write_amplification")
@@ -188,12 +188,18 @@ def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:
             for ident, g in moved.groupby(["suite", "case", "params"], sort=True, dropna=False)}
 
 
-def memory_unchecked_text(checks: dict[tuple, dict[str, list[str]]]) -> str | None:
+def memory_unchecked_text(checks: dict[tuple, dict[str, list[str]]],
+                          records: pd.DataFrame) -> str | None:
     """One sentence for the answer: the workloads nobody checked for being served from
     memory, or None when every workload that moved data had device counters."""
     unchecked = {ident: c for ident, c in checks.items() if c["unchecked"]}
     if not unchecked:
         return None
+    why = NOT_CHECKED
+    if records["metric"].isin(DEVICE_COUNTERS).any():    # other units of the run had them
+        why = "not checked (no device counters beside these numbers)"
+    elif records["run_id"].nunique() > 1:
+        why = why.replace("this run", "these runs")
     if len(unchecked) == len(checks) and all(c["unchecked"] == c["levels"] for c in checks.values()):
         where = "every workload that moved data"
     else:
@@ -201,4 +207,4 @@ def memory_unchecked_text(checks: dict[tuple, dict[str, list[str]]]) -> str | No
             workload_label({"suite": s, "case": c, "params": p})
             + ("" if chk["unchecked"] == chk["levels"] else f" ({', '.join(chk['unchecked'])})")
             for (s, c, p), chk in unchecked.items())
-    return f"served from memory? {NOT_CHECKED}: {where}"
+    return f"served from memory? {why}: {where}"

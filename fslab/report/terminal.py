@@ -124,7 +124,7 @@ def print_answer(loaded, console: Console) -> None:
                       f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
-    unchecked = memory_unchecked_text(memory_checks(loaded.records))
+    unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
     if unchecked:   # where the answer would flag numbers served from memory
         console.print(f"[yellow]{escape(unchecked)}[/]")
     for line in where:   # which ZFS, which machine: before the reader takes any number home
