@@ -98,7 +98,7 @@ TOO_FEW_TO_CHECK = "too few values to check"
 
 def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
     """The omnibus table, with Shapiro-Wilk's and Levene's p-values replaced by `too_few`
-    where a level has fewer than MIN_N_TO_CHECK values: at n=2 Levene says "variances
+    where a level of a ranked metric has fewer than MIN_N_TO_CHECK values: at n=2 Levene says "variances
     differ" whatever the values, at n=3 "hold" for SDs of 1 and 245 (fslab/analysis/omnibus.py)."""
     from fslab.analysis.omnibus import MIN_N_TO_CHECK
     omni = a.omnibus
@@ -107,6 +107,8 @@ def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
         return omni
     fewest = a.summary.groupby(a.keys, dropna=False)["n"].min().rename("_fewest").reset_index()
     small = (omni[a.keys].merge(fewest, on=a.keys, how="left")["_fewest"] < MIN_N_TO_CHECK).to_numpy()
+    if "better" in omni.columns:    # a metric described, not ranked, is tested for nothing
+        small = small & omni["better"].notna().to_numpy()
     if not small.any():
         return omni
     omni = omni.copy()
