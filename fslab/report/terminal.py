@@ -86,7 +86,8 @@ def print_measurement_notes(loaded, console: Console) -> None:
     from fslab.report.baseline import print_baseline
     for run in loaded.runs:
         for line in describe_run(run.get("environment") or {}):
-            console.print(f"[dim]{escape(line)}[/dim]")
+            # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
+            console.print(f"[dim]{escape(line)}[/dim]", emoji=False)
     for run in loaded.runs:
         print_adaptive(run, console, len(loaded.runs) > 1)
     print_baseline(loaded.analysis.data, console)
@@ -98,11 +99,12 @@ def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
     view = adaptive_rounds(run)
     if view is None:
         return
-    console.print(escape(view["summary"] + (f" (run {view['run_id']})" if name_run else "")))
+    console.print(escape(view["summary"] + (f" (run {view['run_id']})" if name_run else "")),
+                  emoji=False)
     for c in view["cases"]:
         widest = f" (widest CI {c['widest CI']}: {c['where']})" if c["where"] else ""
         console.print(f"  {escape(c['case'])} — {c['rounds']} rounds, "
-                      f"{escape(c['converged'])}{escape(widest)}")
+                      f"{escape(c['converged'])}{escape(widest)}", emoji=False)
     if view["caveat"]:
         console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
 
