@@ -50,13 +50,14 @@ def test_every_study_has_claims_of_known_kinds():
 
 
 def test_claims_use_the_answers_pair_test_and_alpha():
-    """[0,1,2,3,3] vs [2,4,4,4,6]: the tier line's test says p=0.032; so must the claims."""
+    """[0,1,2,3,3] vs [2,4,4,4,6] (the audit's pair, where the claims' own Mann-Whitney said
+    0.056 and the tier line 0.032): the claims give whatever the answer's test gives."""
     a, b = [0.0, 1, 2, 3, 3], [2.0, 4, 4, 4, 6]
     rows = judged(rec("xfs", "09-ls-R", "elapsed", a) + rec("ext3", "09-ls-R", "elapsed", b))
     r = rows["ls -R: XFS is faster than ext3"]
     answer = compare_levels({"xfs": (np.array(a), np.arange(5)), "ext3": (np.array(b), np.arange(5))},
                             "lower", pairable=True)[0]
-    assert answer["p"] == pytest.approx(0.032, abs=0.001) and answer["p"] < ALPHA
+    assert answer["test"] == "paired t-test on within-round differences" and answer["p"] < ALPHA
     assert r["verdict"] == "holds" and f"p = {answer['p']:.3g}" in r["why"]
     assert "ALPHA = " not in Path("fslab/analysis/omnibus.py").read_text()
 

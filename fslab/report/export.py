@@ -8,14 +8,17 @@ import pandas as pd
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
+                                 memory_unchecked_text, pairs_table, verdict_table,
+                                 workload_label)
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
     """Every table of the report, by file name stem."""
     a = loaded.analysis
     return {"verdicts": verdict_table(a, headline=False), "summary": a.summary,
-            "pairs": pairs_table(a), "tiers": tier_rows(a.tiers, a.keys), "omnibus": a.omnibus,
+            "pairs": pairs_table(a), "tiers": tier_rows(a.tiers, a.keys),
+            "omnibus": assumption_checks(a, too_few=None),
             "regression": a.regression, "per_iteration": a.per_iteration()}
 
 
@@ -43,12 +46,19 @@ def write_json(loaded: Loaded, path: Path) -> None:
     from fslab.report.headline import headline, memory_bound
     a = loaded.analysis
     entries = headline(a, loaded.records)
+    checks = memory_checks(loaded.records)
+    by_label = {workload_label({"suite": s, "case": c, "params": p}): chk
+                for (s, c, p), chk in checks.items()}
+    for e in entries:
+        e["memory_checked"] = _checked(by_label.get(e["workload"]))
     doc = {"run": run["run_id"] if run else None,
            "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
-           "verdicts": verdicts_json(a, memory_bound(loaded.records)),
+           "verdicts": verdicts_json(a, memory_bound(loaded.records), checks),
            # the rankings themselves are in "verdicts": the headline says which ones answer
            "headline": [{k: v for k, v in e.items() if k != "rankings"} for e in entries],
+           "memory_check": memory_unchecked_text(checks, loaded.records),
            "failed_units": loaded.failed_units,
+           "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
            "claims": claims_json(run, loaded.records),
            "records": json.loads(loaded.records.to_json(orient="records"))}
     path.write_text(json.dumps(doc, indent=1, default=_plain))
@@ -62,11 +72,17 @@ def _plain(x):
     raise TypeError(type(x))
 
 
-def verdicts_json(a, memory: dict) -> list[dict]:
+def _checked(check: dict | None) -> bool | None:
+    """Whether device counters could tell memory from the device (None: no data moved)."""
+    return None if check is None else not check["unchecked"]
+
+
+def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     """One entry per ranked (workload, metric): how it is shown (tiers, letters or one
     group), the levels best first with median, ratio to the best and its interval (with
     that interval's confidence), tier or letters, and every pair with its test (raw
-    values, no formatting)."""
+    values, no formatting); "memory_checked" false where a filesystem's units had no
+    device counters (`checks`: tables.memory_checks)."""
     import math
     from fslab.analysis.names import metric_label
     from fslab.report.headline import memory_text
@@ -95,7 +111,9 @@ def verdicts_json(a, memory: dict) -> list[dict]:
                                "ratio_ci_level": num(p["ratio_ci_level"])} for p in r["pairs"]],
                     "test": r["test"], "n": int(r["n"]), "line": ranking_line(r),
                     "note": r["why"] or None,
-                    "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None)})
+                    "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None),
+                    "memory_checked": _checked((checks or {}).get(
+                        (r.get("suite"), r.get("case"), r.get("params"))))})
     return out
 
 
@@ -114,18 +132,27 @@ def markdown(loaded: Loaded) -> str:
     if answer:
         lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
                  [f"- {x}" for x in answer] + [""]
+    unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
+    if unchecked:
+        lines += [f"**{unchecked[0].upper()}{unchecked[1:]}.**", ""]
     if loaded.failed_units:
         lines += ["Failed units, left out of every verdict:", ""] + \
                  [f"- {f}" for f in loaded.failed_units] + [""]
     lines += ["## Verdicts", "", md_table(verdict_table(a).drop(columns="metric_key")), ""]
     lines += [f"- {n}" for n in footnotes(a)]
+    for view in filter(None, map(adaptive_rounds, loaded.runs)):
+        lines += ["", "## Adaptive rounds" + (f" (run `{view['run_id']}`)" if len(loaded.runs) > 1
+                                               else ""), "", view["summary"][0].upper()
+                  + view["summary"][1:] + ".", "", md_table(pd.DataFrame(view["cases"]))]
+        lines += ["", f"Caveat: {view['caveat']}."] if view["caveat"] else []
     from fslab.report.claims import claims_json, markdown as claims_markdown
     lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,
                                                loaded.records))]
     if not a.omnibus.empty:
+        omni = assumption_checks(a)     # no Shapiro-Wilk or Levene p at n < 5
         cols = [c for c in ("suite", "case", "metric", "kw_p", "anova_p", "shapiro_p", "levene_p",
-                            "assumptions") if c in a.omnibus.columns]
-        ranked = a.omnibus[a.omnibus["better"].notna()] if "better" in a.omnibus else a.omnibus
+                            "assumptions") if c in omni.columns]
+        ranked = omni[omni["better"].notna()] if "better" in omni else omni
         lines += ["", "## Assumption checks", "", md_table(ranked[cols])]
     return "\n".join(lines) + "\n"
 

@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.analysis.names import metric_label
+from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human
 from fslab.report.load import Loaded
@@ -25,7 +26,9 @@ from fslab.report.provenance import measured_as, measured_where
 from fslab.report.options import html_table
 from fslab.report.claims import claims_json, html_rows
 from fslab.report.format import cell as fmt_float
-from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
+from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
+                                 memory_unchecked_text, pairs_table, verdict_table,
+                                 workload_label)
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
@@ -45,14 +48,17 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(headline(a, loaded.records)), legend=LEGEND,
         measured_as=measured_as(loaded.runs, loaded.records),
+        memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
+        adaptive=[{**v, "table": _table(pd.DataFrame(v["cases"]))}
+                  for v in filter(None, map(adaptive_rounds, loaded.runs))],
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
         claims=html_rows(claims_json(loaded.runs[0] if loaded.runs else None, loaded.records)),
         measured=measured_where(loaded.runs),
         options=html_table(loaded.runs),
         suites=_suites(loaded, results_root),
-        omnibus=_table(_labelled(a.omnibus, a)),
+        omnibus=_table(_labelled(assumption_checks(a), a)), min_n_to_check=MIN_N_TO_CHECK,
         regression=_table(a.regression),
         iterations=_iterations(a),
         reproduce=_reproduce(loaded, results_root, out.parent),

@@ -35,7 +35,7 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
     if "host" in normalize_factor(factor):
         # fio's sum over every host of a parallel multi-host run is no host of its own
         records = records[records["host"] != "all"]
-    records = cpu_share_unranked(records)
+    records = described_not_ranked(records)
     records, failed = without_failed_units(store, ids, records)
     if records.empty:
         raise FslabError(f"run {', '.join(ids)} has no records of a unit that finished")
@@ -54,16 +54,22 @@ def declared_trials(records: pd.DataFrame) -> dict[str, str]:
             for m in workloads.get(name).metrics if m.trials}
 
 
-def cpu_share_unranked(records: pd.DataFrame) -> pd.DataFrame:
-    """Stores written before CPU was ranked per operation marked CPU % and CPU seconds of
-    fixed-time jobs 'lower is better' (which penalises the filesystem that did more work):
-    read them as described, not ranked; only operations per CPU-second rank CPU."""
+def described_not_ranked(records: pd.DataFrame) -> pd.DataFrame:
+    """Read what earlier fslab versions ranked by mistake as described, not ranked: CPU %
+    and CPU seconds of fixed-time jobs marked 'lower is better' (which penalises the
+    filesystem that did more work; only operations per CPU-second rank CPU), and fio's
+    own peak memory (fio_max_rss: it describes fio, not the filesystem)."""
     cpu = records["metric"].str.contains("cpu", regex=False) & \
-        ~records["metric"].str.startswith("ops_per_cpu") & records["better"].notna()
-    if cpu.any():
+        ~records["metric"].str.startswith("ops_per_cpu")
+    wrong = (cpu | records["metric"].isin(FIO_OWN)) & records["better"].notna()
+    if wrong.any():
         records = records.copy()
-        records.loc[cpu, "better"] = None
+        records.loc[wrong, "better"] = None
     return records
+
+
+# fio's own process, not the filesystem's answer (fio_rusage_cpu is caught as CPU above)
+FIO_OWN = ("fio_max_rss",)
 
 
 KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
@@ -71,14 +77,33 @@ KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"
 
 def without_failed_units(store, ids: Sequence[str], records: pd.DataFrame):
     """Records of failed units (partial numbers of a unit that did not finish) are left
-    out of the statistics; the failed units are listed so the report can say so."""
+    out of the statistics; the failed units are listed so the report can say so.
+
+    A unit's records may name their own case or params (a task of S3, a job of a job
+    file, an aging step): they are the unit's by their artifact, which lies in the unit's
+    artifact directory (as Store.finish_unit ties them); records without an artifact are
+    the unit's by its key."""
     failed = [u for rid in ids for u in store.units(rid) if u["status"] == "failed"]
     if not failed:
         return records, []
     bad = pd.DataFrame([{k: u[k] for k in KEY} for u in failed])
-    merged = records.merge(bad.assign(_failed=True), on=KEY, how="left")
-    kept = records[merged["_failed"].isna().to_numpy()]
+    by_key = records.merge(bad.assign(_failed=True), on=KEY, how="left")["_failed"].notna()
+    dirs = {(u["run_id"], u["artifact_dir"]) for u in failed if u.get("artifact_dir")}
+    drop = by_key.to_numpy() | in_dirs(records, dirs)
     text = [f"{u['fs']}{'' if u['variant'] == 'default' else ':' + u['variant']} "
             f"{u['suite']}:{u['case']} #{u['iteration']}: {(u.get('message') or '').strip()[:160]}"
             for u in failed]
-    return kept, text
+    return records[~drop], text
+
+
+def in_dirs(records: pd.DataFrame, dirs: set[tuple[str, str]]):
+    """Which records' artifact (relative to the results root) is one of these (run, unit
+    directory) pairs or lies below one."""
+    import numpy as np
+    from pathlib import PurePosixPath
+    pairs = records[["run_id", "artifact"]]
+    inside = [(run_id, art) for run_id, art in set(pairs.dropna().itertuples(index=False, name=None))
+              if any((run_id, str(d)) in dirs for d in (PurePosixPath(art), *PurePosixPath(art).parents))]
+    if not inside:
+        return np.zeros(len(records), dtype=bool)
+    return pd.MultiIndex.from_frame(pairs).isin(inside)

@@ -100,3 +100,122 @@ def pairs_table(a: Analysis) -> pd.DataFrame:
     return p
 
 
+
+
+TOO_FEW_TO_CHECK = "too few values to check"
+
+
+def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
+    """The omnibus table, with Shapiro-Wilk's and Levene's p-values replaced by `too_few`
+    where a level of a ranked metric has fewer than MIN_N_TO_CHECK values: at n=2 Levene says "variances
+    differ" whatever the values, at n=3 "hold" for SDs of 1 and 245 (fslab/analysis/omnibus.py)."""
+    from fslab.analysis.omnibus import MIN_N_TO_CHECK
+    omni = a.omnibus
+    checks = [c for c in ("shapiro_p", "levene_p") if c in omni.columns]
+    if omni.empty or not checks:
+        return omni
+    fewest = a.summary.groupby(a.keys, dropna=False)["n"].min().rename("_fewest").reset_index()
+    small = (omni[a.keys].merge(fewest, on=a.keys, how="left")["_fewest"] < MIN_N_TO_CHECK).to_numpy()
+    if "better" in omni.columns:    # a metric described, not ranked, is tested for nothing
+        small = small & omni["better"].notna().to_numpy()
+    if not small.any():
+        return omni
+    omni = omni.copy()
+    for c in checks:
+        omni[c] = omni[c].astype(object)
+        omni.loc[small, c] = too_few
+    return omni
+
+
+def adaptive_rounds(run: dict) -> dict | None:
+    """How adaptive rounds ended in this run (fslab/run/adaptive.py saves it in the run's
+    environment), for every view: a header sentence, one row per case (rounds run, whether
+    its widest 95% CI reached the target) and the optional-stopping caveat. None when the
+    run's rounds were fixed."""
+    ad = (run.get("environment") or {}).get("adaptive")
+    if not isinstance(ad, dict):
+        return None
+    rows = []
+    for name, c in sorted((ad.get("cases") or {}).items()):
+        width = c.get("widest_ci")
+        if c.get("assessed") is False:
+            state = "not assessed (no ranked throughput, time or latency)"
+        elif c.get("converged"):
+            state = "converged"
+        else:
+            state = "not converged"
+        rows.append({"case": _case_label(name), "rounds": c.get("rounds"), "converged": state,
+                     "widest CI": "" if c.get("assessed") is False else
+                     (f"±{width:.1%}" if isinstance(width, (int, float)) else "unknown"),
+                     "where": c.get("where") or ""})
+    done = sum(r["converged"] == "converged" for r in rows)
+    target = ad.get("target_ci")
+    head = (f"adaptive rounds: another round of a case while a 95% CI was wider than "
+            f"±{target:.1%} of its mean" if isinstance(target, (int, float)) else "adaptive rounds")
+    head += (f", {ad.get('min_iterations')} to {ad.get('max_iterations')} rounds: "
+             f"{done} of {len(rows)} cases converged")
+    return {"run_id": run.get("run_id"), "summary": head, "cases": rows,
+            "caveat": ad.get("caveat") or ""}
+
+
+def _case_label(name: str) -> str:
+    """'fio randread {"workload":"randread"}' (adaptive.py's key) as 'fio:randread'."""
+    suite, _, rest = name.partition(" ")
+    case, brace, params = rest.partition(" {")
+    return workload_label({"suite": suite, "case": case, "params": brace.strip() + params or "{}"})
+
+
+# Whether the device or memory served a workload is read from the device counters beside
+# fio's numbers (fslab/run/accounting.py; the report flags shares below half). Runs made
+# before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
+# no block device and dedup's read phase have none: the report says so instead of nothing.
+NOT_CHECKED = "not checked (no device counters in this run)"
+DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
+                   "write_amplification")
+FIO_IO = ("read_iops", "write_iops", "trim_iops", "read_bw", "write_bw", "trim_bw")
+
+
+def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:
+    """(suite, case, params) of every workload whose fio moved data -> its "levels"
+    (filesystems) and the "unchecked" ones, of which some unit has no device counters.
+    A unit's records share its artifact (fio's JSON), also a job file's per-job records;
+    records without an artifact are a unit's by their key."""
+    from fslab.analysis.groups import FS_FACTOR, level_labels
+    if records.empty or not {"metric", "artifact"} <= set(records.columns):
+        return {}
+    io = records["metric"].isin(FIO_IO) & (records["value"] > 0)
+    if not io.any():
+        return {}
+    key = records["run_id"].astype(str)
+    for col in ("host", "fs", "variant", "suite", "case", "params", "iteration"):
+        key = key + "\0" + records[col].astype(str)
+    unit = records["run_id"].astype(str) + "\0" + records["artifact"].where(
+        records["artifact"].notna(), key).astype(str)
+    counted = set(unit[records["metric"].isin(DEVICE_COUNTERS)])
+    moved = records[io].assign(_unchecked=~unit[io].isin(counted).to_numpy(),
+                               _level=level_labels(records[io], FS_FACTOR).to_numpy())
+    return {ident: {"levels": sorted(set(g["_level"])),
+                    "unchecked": sorted(set(g.loc[g["_unchecked"], "_level"]))}
+            for ident, g in moved.groupby(["suite", "case", "params"], sort=True, dropna=False)}
+
+
+def memory_unchecked_text(checks: dict[tuple, dict[str, list[str]]],
+                          records: pd.DataFrame) -> str | None:
+    """One sentence for the answer: the workloads nobody checked for being served from
+    memory, or None when every workload that moved data had device counters."""
+    unchecked = {ident: c for ident, c in checks.items() if c["unchecked"]}
+    if not unchecked:
+        return None
+    why = NOT_CHECKED
+    if records["metric"].isin(DEVICE_COUNTERS).any():    # other units of the run had them
+        why = "not checked (no device counters beside these numbers)"
+    elif records["run_id"].nunique() > 1:
+        why = why.replace("this run", "these runs")
+    if len(unchecked) == len(checks) and all(c["unchecked"] == c["levels"] for c in checks.values()):
+        where = "every workload that moved data"
+    else:
+        where = ", ".join(
+            workload_label({"suite": s, "case": c, "params": p})
+            + ("" if chk["unchecked"] == chk["levels"] else f" ({', '.join(chk['unchecked'])})")
+            for (s, c, p), chk in unchecked.items())
+    return f"served from memory? {why}: {where}"

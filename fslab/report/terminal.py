@@ -87,8 +87,27 @@ def print_measurement_notes(loaded, console: Console) -> None:
     from fslab.report.baseline import print_baseline
     for run in loaded.runs:
         for line in describe_run(run.get("environment") or {}):
-            console.print(f"[dim]{escape(line)}[/dim]")
+            # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
+            console.print(f"[dim]{escape(line)}[/dim]", emoji=False)
+    for run in loaded.runs:
+        print_adaptive(run, console, len(loaded.runs) > 1)
     print_baseline(loaded.analysis.data, console)
+
+
+def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
+    """Each case's rounds and whether it converged, and the price of stopping on the data."""
+    from fslab.report.tables import adaptive_rounds
+    view = adaptive_rounds(run)
+    if view is None:
+        return
+    console.print(escape(view["summary"] + (f" (run {view['run_id']})" if name_run else "")),
+                  emoji=False)
+    for c in view["cases"]:
+        widest = f" (widest CI {c['widest CI']}: {c['where']})" if c["where"] else ""
+        console.print(f"  {escape(c['case'])} — {c['rounds']} rounds, "
+                      f"{escape(c['converged'])}{escape(widest)}", emoji=False)
+    if view["caveat"]:
+        console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
 
 
 def print_answer(loaded, console: Console) -> None:
@@ -96,6 +115,7 @@ def print_answer(loaded, console: Console) -> None:
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
     from fslab.report.provenance import measured_as, measured_where
+    from fslab.report.tables import memory_checks, memory_unchecked_text
     from fslab.report.options import print_runs as print_options   # every variant's options
     print_options(loaded.runs, console)
     lines = headline_text(headline(loaded.analysis, loaded.records))
@@ -106,6 +126,9 @@ def print_answer(loaded, console: Console) -> None:
         console.print(f"[bold]Answer[/] — best first per workload; {LEGEND}{escape(cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
+    unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
+    if unchecked:   # where the answer would flag numbers served from memory
+        console.print(f"[yellow]{escape(unchecked)}[/]")
     for line in where:   # which ZFS, which machine: before the reader takes any number home
         console.print(f"[yellow]measured:[/] {escape(line)}")
     for f in loaded.failed_units:
