@@ -90,6 +90,9 @@ def run(
         store = open_store(results_dir(results))
         resume = store.run(resume)["run_id"]
         the_plan = plans.parse(store.run(resume)["plan"], f"stored plan of {resume}")
+        if the_plan.decide is not None:
+            raise FslabError(f"run {resume} is a decide (a race): resume it with "
+                             f"fslab decide --resume {resume}")
     else:
         with validate.as_input_errors():
             the_plan = from_flags(plan_file, fs, suite, profile, iterations, seed, fio,

@@ -44,9 +44,12 @@ class Elimination:
     p_holm: float
     test: str
     alpha: float
+    failed_because: str = ""      # its unit failed: a configuration that fails is no candidate
 
     @property
     def why(self) -> str:
+        if self.failed_because:
+            return f"round {self.round}: its unit failed ({self.failed_because})"
         return (f"round {self.round}: {ratio_words(self.ratio)} {self.leader} within rounds "
                 f"({self.test}, Holm p={self.p_holm:.2g} < {self.alpha:.3g})")
 

@@ -199,6 +199,18 @@ class Driver(ABC):
         """Arguments that make mkfs non-interactive (before the user's own options)."""
         return []
 
+    def apply_commands(self, spec: FilesystemSpec, device: str = "/dev/DEVICE",
+                       mountpoint: str = "/srv/data") -> list[str]:
+        """What a person types to make this variant on a real device: mkfs with the
+        variant's own options, mount, and an fstab line (`fslab decide`'s answer)."""
+        import shlex
+        opts = ",".join(spec.mount_options) or "defaults"
+        mkfs = [self.mkfs_tool or f"mkfs.{self.fstype}", *spec.mkfs_options, device]
+        return [" ".join(shlex.quote(w) for w in mkfs),
+                f"mount -t {self.fstype}" + (f" -o {shlex.quote(opts)}" if spec.mount_options else "")
+                + f" {device} {mountpoint}",
+                f"fstab: {device} {mountpoint} {self.fstype} {opts} 0 2"]
+
     def mount(self, inst: "Instance") -> None:
         argv = ["mount", "-t", self.fstype]
         if inst.spec.mount_options:

@@ -152,6 +152,21 @@ class Zfs(Driver):
             ensure_fuse_daemon()
             run(argv, timeout=600)
 
+    def apply_commands(self, spec, device: str = "/dev/DEVICE",
+                       mountpoint: str = "/srv/data") -> list[str]:
+        """zpool create with the variant's pool (-o) and dataset (-O) properties, and the
+        same dataset properties for a pool that already exists."""
+        argv = ["zpool", "create"] + [w for k, v in spec.pool_properties.items() for w in ("-o", f"{k}={v}")]
+        argv += [w for k, v in spec.properties.items() for w in ("-O", f"{k}={v}")]
+        argv += ["-m", mountpoint, *spec.mkfs_options, "tank", device]
+        out = [" ".join(argv)]
+        if spec.properties:
+            out.append("existing pool: zfs set " + " ".join(f"{k}={v}" for k, v in spec.properties.items())
+                       + " tank  (recordsize and compression apply to data written afterwards)")
+        if spec.mount_options:
+            out.append(f"zfs mount -o {','.join(spec.mount_options)} tank")
+        return out
+
     def mount(self, inst: Instance) -> None:
         if not zpool_imported(pool_of(inst)):
             self._import(inst)

@@ -101,9 +101,24 @@ class SuiteSpec(BaseModel):
                                          **self.options, **overlays[profile]})
 
 
+class DecideSection(BaseModel):
+    """[decide]: this run is a race of its [[filesystem]] candidates (fslab decide,
+    fslab/decide/): the rounds after run.iterations go to the survivors only."""
+    model_config = ConfigDict(extra="forbid")
+    metric: str | None = None            # None: each workload's answer metric
+    delta: float = Field(0.03, gt=0, lt=1)   # indifference zone: closer than this is a tie
+    max_rounds: int = Field(10, ge=3, le=1000)
+    budget_seconds: float | None = Field(None, gt=0)
+    allow: list[Literal["safe", "trade"]] = ["safe"]
+    # label -> what the candidate varies and what it gives up (safety, trades, changed, effect)
+    candidates: dict[str, dict[str, str]] = {}
+    left_out: list[str] = []             # candidates not raced, one line each
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: RunSection = RunSection()
+    decide: DecideSection | None = None
     filesystem: list[FilesystemSpec] = []
     suite: list[SuiteSpec] = []
     hosts: dict[str, Any] | None = None   # multi-host section (see docs)
@@ -255,5 +270,7 @@ def to_toml(plan: Plan) -> str:
         data["hosts"] = plan.hosts
     if plan.target:
         data["target"] = plan.target
+    if plan.decide:
+        data["decide"] = plan.decide.model_dump(exclude_none=True)
     return tomli_w.dumps({k: v for k, v in data.items() if v != []})
 

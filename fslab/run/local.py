@@ -15,10 +15,15 @@ from fslab.system.proc import is_root
 class LocalExecutor(Executor):
     def __init__(self, target: str, *, device: str | None = None,
                  destroy_data: str | None = None, mountpoint: Path | None = None,
-                 workdir: Path | None = None):
+                 workdir: Path | None = None, rounds_policy=None,
+                 probed: dict[str, dict] | None = None):
         self.kind, self.device, self.destroy_data = target, device, destroy_data
         self.mountpoint, self.workdir = mountpoint, workdir
-        self.probed: dict[str, dict] = {}   # the options probe's findings, per variant
+        # more rounds after the plan's (fslab decide's race: fslab/run/scheduler.py)
+        self.rounds_policy = rounds_policy
+        # the options probe's findings, per variant (given: the caller probed already)
+        self.probed: dict[str, dict] = probed or {}
+        self._probe = probed is None
 
     def check(self, session: RunSession) -> None:
         if self.kind != "mountpoint" and not is_root():
@@ -28,6 +33,8 @@ class LocalExecutor(Executor):
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
             session.plan.filesystem = [FilesystemSpec(name=self.info["fstype"], variant="existing")]
+            return
+        if not self._probe:
             return
         # every variant's own options, tried on a scratch loop image (never --device's disk)
         from fslab.run.probe import probe_plan
@@ -65,13 +72,16 @@ class LocalExecutor(Executor):
 
     def execute(self, session: RunSession) -> Outcome:
         from fslab.run.scheduler import execute
+        if self.rounds_policy is not None:
+            self.rounds_policy.run_id = session.run_id
         wd = self.workdir or scratch_dir("fslab-")
         if not self.workdir:
             state.note("dir", str(wd))
         try:
             return execute(session.plan, session.store, session.run_id,
                            make_target=lambda: self.make_target(wd), workdir=wd,
-                           console=session.console, mountpoint_dir=self.mountpoint_dir)
+                           console=session.console, mountpoint_dir=self.mountpoint_dir,
+                           rounds_policy=self.rounds_policy)
         finally:
             if not self.workdir:
                 from fslab.system.mounts import is_mounted

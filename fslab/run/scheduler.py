@@ -94,7 +94,11 @@ def round_units(plan: Plan, pairs: list[Pair], it: int, host: str = "localhost")
 
 def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
             workdir: Path, console: Console, mountpoint_dir: Path | None = None,
-            host: str = "localhost") -> Outcome:
+            host: str = "localhost", rounds_policy=None) -> Outcome:
+    """Run the plan's rounds; then, with a `rounds_policy` (fslab decide's race), as many
+    more as it asks for: after each round r it is told r and answers which pairs run in
+    round r + 1 (an empty list: stop). It decides from the store alone, so a resumed run
+    replays the same decisions."""
     pairs, notes = plan_pairs(plan, host, existing=mountpoint_dir is not None)
     units = [u for it in range(1, plan.iterations + 1) for u in round_units(plan, pairs, it, host)]
     for n in notes:
@@ -132,7 +136,16 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                                       f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
 
             run_all(todo)
-            if plan.run.adaptive:
+            if rounds_policy is not None:
+                it = plan.iterations
+                while (wanted := rounds_policy.after_round(it, pairs)):
+                    it += 1
+                    batch = [u for u in round_units(plan, wanted, it, host)
+                             if status.get(u.key) != "done"]
+                    out.skipped += len(wanted) - len(batch)
+                    bar.update(task, total=bar.tasks[0].total + len(batch))
+                    run_all(batch)
+            elif plan.run.adaptive:
                 from fslab.run.adaptive import CAVEAT, AdaptiveRounds
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)
                 console.print(f"[dim]note: {CAVEAT}[/dim]")

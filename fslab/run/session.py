@@ -204,7 +204,9 @@ def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> Non
                   + (f", {out.skipped} kept from before" if out.skipped else ""))
     if out.interrupted:
         import typer
-        console.print(f"resume with: fslab run --resume {run_id} --results {store.root}")
+        plan_text = store.run(run_id).get("plan") or ""
+        command = "decide" if "[decide]" in plan_text else "run"   # a race resumes as a race
+        console.print(f"resume with: fslab {command} --resume {run_id} --results {store.root}")
         raise typer.Exit(130)
 
 

@@ -1,0 +1,176 @@
+"""`fslab decide`: which filesystem, with which options, for this workload: a race of
+candidates (each filesystem at its defaults and each catalogue option varied alone, or
+the user's own list), the significantly worse eliminated round by round (docs/decide.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from fslab import plan as plans
+from fslab.commands._common import ResultsOpt, console, results_dir
+from fslab.errors import FslabError
+from fslab.store import open_store
+
+
+def register(app: typer.Typer) -> None:
+    app.command("decide")(decide)
+
+
+def decide(
+    plan_file: Optional[Path] = typer.Argument(None, help="Plan TOML whose suites are the workload "
+                                               "(its \\[\\[filesystem]] tables are replaced by the candidates)."),
+    fs: Optional[str] = typer.Option(None, "--fs", help="Filesystems whose option catalogues to race "
+                                     "(fslab options lists them), e.g. ext4,xfs; with NAME:VARIANT[...] "
+                                     "items, exactly those variants race."),
+    candidates: Optional[Path] = typer.Option(None, "--candidates", help="TOML of \\[\\[candidate]] tables "
+                                              "(the keys of a plan's \\[\\[filesystem]]; safety = \"trade\" "
+                                              "and trades = \"...\" for one that gives something up)."),
+    options: Optional[str] = typer.Option(None, "--options", help="Only these catalogue keys, e.g. "
+                                          "recordsize,compression."),
+    allow: str = typer.Option("safe", "--allow", help="safe (default): options without a durability "
+                              "or feature cost; trade: also those that give something up (the "
+                              "answer says what)."),
+    job: list[Path] = typer.Option([], "--job", help="A fio job file: the workload (repeatable)."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Suites as the workload (default: fio)."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="The metric to race on (default: each "
+                                         "workload's answer metric, e.g. write IOPS; write_clat_p99 "
+                                         "for p99 write latency)."),
+    delta: float = typer.Option(0.03, "--delta", help="Indifference zone: candidates within this "
+                                "fraction of the best are a tie (default 0.03 = 3%)."),
+    max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds."),
+    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget, e.g. 20m or 1h: no "
+                                         "round starts that would end past it."),
+    max_candidates: int = typer.Option(40, "--max-candidates", help="Refuse a larger candidate set."),
+    profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard."),
+    fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for the fio suite (repeatable)."),
+    image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size, e.g. 4G."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the round order (default 42)."),
+    results: Optional[Path] = ResultsOpt,
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue an interrupted decide."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Where loop images go."),
+    as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+) -> None:
+    """Race filesystems and their options on your workload; say the winner, P(best), the
+    cost of a wrong choice, and what to type."""
+    from fslab.analysis.significance import MIN_BLOCKS
+    from fslab.decide.policy import RacePolicy
+    from fslab.plan import validate
+    from fslab.run.local import LocalExecutor
+    from fslab.run.session import RunSession
+    if resume:
+        store = open_store(results_dir(results))
+        run = store.run(resume)
+        resume = run["run_id"]
+        the_plan = plans.parse(run["plan"], f"stored plan of {resume}")
+        if the_plan.decide is None:
+            raise FslabError(f"run {resume} is not a decide: resume it with fslab run --resume {resume}")
+        probed = (run.get("environment") or {}).get("options_probe") or {}
+    else:
+        with validate.as_input_errors():
+            validate.flags(profile=profile, iterations=None, fio=fio, workdir=workdir,
+                           image_size=image_size, target=None)
+            the_plan, probed = _race_plan(plan_file, fs, candidates, options, allow, job, suite,
+                                          metric, delta, max_rounds, budget, max_candidates,
+                                          profile, fio, image_size, seed, MIN_BLOCKS)
+            validate.plan(the_plan)
+        store = open_store(results_dir(results))
+    policy = RacePolicy(the_plan, store, console, MIN_BLOCKS)
+    executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
+    session = RunSession(the_plan, store, console, resume=resume)
+    session.run(executor, summary=False)
+    from fslab.decide.decision import decision, text
+    dec = decision(store, session.run_id, the_plan, MIN_BLOCKS)
+    store.update_environment(session.run_id, {"decide": {"decision": dec}})
+    if as_json:
+        import orjson
+        print(orjson.dumps(dec, option=orjson.OPT_INDENT_2).decode())
+    else:
+        for line in text(dec):
+            console.print(line, markup=False, highlight=False)
+        console.print(f"every unit is stored: fslab report {session.run_id} --results {store.root}",
+                      markup=False, highlight=False)
+
+
+def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, delta, max_rounds,
+               budget, max_candidates, profile, fio, image_size, seed, min_rounds):
+    """The plan of the race: the workload from the flags, the candidates as its
+    [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
+    from fslab.decide.candidates import from_catalogue, from_file, Candidate
+    from fslab.plan.flags import from_flags
+    from fslab.plan.variants import parse_fs, spec_fields
+    allowed = {"safe"} | ({"trade"} if allow == "trade" else set())
+    if allow not in ("safe", "trade"):
+        raise FslabError(f"--allow {allow!r}: choose safe or trade")
+    if not (0 < delta < 1):
+        raise FslabError(f"--delta {delta}: a fraction between 0 and 1 (0.03 = 3%)")
+    if max_rounds < min_rounds:
+        raise FslabError(f"--max-rounds {max_rounds}: at least {min_rounds} (the race compares "
+                         f"within rounds from round {min_rounds} on)")
+    if not fs and not candidates:
+        raise FslabError("name what to race: --fs ext4,xfs (their option catalogues) or "
+                         "--candidates FILE")
+    budget_s = _seconds(budget) if budget else None
+    if candidates:
+        cs = from_file(candidates, allowed)
+    else:
+        items = parse_fs(fs)
+        if any(v.variant != "default" for v in items):     # exactly the variants named
+            cs_list = [Candidate(plans.FilesystemSpec(**spec_fields(v))) for v in items]
+            for c in cs_list:
+                c.changed = c.spec.options_text
+            from fslab.decide.candidates import CandidateSet
+            cs = CandidateSet(cs_list)
+            if len(cs_list) < 2:
+                raise FslabError("--fs names one variant: a race needs two or more")
+        else:
+            keys = {k.strip() for k in options.split(",")} if options else None
+            cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)
+    base = from_flags(plan_file, "ext4", suite, profile, min_rounds, seed, fio, None, None,
+                      False, job, image_size)
+    from fslab import filesystems
+    from fslab.run.probe import has_own_options, probe
+    from fslab.system.proc import is_root
+    if not is_root():
+        raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
+    kept, probed, left = [], {}, list(cs.left_out)
+    for c in cs.candidates:
+        driver = filesystems.get(c.spec.name)
+        if not driver.available().ok:
+            left.append(f"{c.label}: {driver.available().why}")
+            continue
+        if has_own_options(c.spec) and driver.probe_options:
+            r = probe(driver, c.spec)
+            probed[c.label] = r.as_dict()
+            if not r.ok:
+                console.print(f"dropped {r.why}", markup=False, highlight=False)
+                left.append(f"{c.label}: {r.why}")
+                continue
+        kept.append(c)
+    if len(kept) < 2:
+        raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
+    if image_size:
+        for c in kept:
+            c.spec.image_size = image_size
+    base.filesystem = [c.spec for c in kept]
+    base.run.iterations = min_rounds
+    base.decide = plans.DecideSection(metric=metric, delta=delta, max_rounds=max_rounds,
+                                      budget_seconds=budget_s, allow=sorted(allowed),
+                                      candidates={c.label: {k: v for k, v in c.as_dict().items()
+                                                            if k in ("safety", "trades", "changed", "effect")}
+                                                  for c in kept},
+                                      left_out=left)
+    base.check_unique_variants()
+    base.source_text, base.source_path = plans.to_toml(base), "<fslab decide>"
+    console.print(f"racing {len(kept)} candidates: {', '.join(c.label for c in kept)}",
+                  markup=False, highlight=False)
+    return base, probed
+
+
+def _seconds(text: str) -> float:
+    import re
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
+    if not m:
+        raise FslabError(f"--budget {text!r}: e.g. 90s, 20m or 2h")
+    return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[m[2]]

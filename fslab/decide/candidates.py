@@ -1,0 +1,128 @@
+"""The candidates a decide races: each filesystem at its defaults, and each value of its
+driver's option catalogue varied alone from those defaults (one factor at a time), or the
+user's own list (`--candidates FILE`: [[candidate]] tables with the keys of a plan's
+[[filesystem]]).
+
+One factor at a time keeps the set bounded (a catalogue has 3-27 values per filesystem)
+and says which option helped; options are not combined here (docs/decide.md). `safe`
+values only unless trades are allowed (`--allow trade`): a trade's candidate carries
+what it gives up, and the answer says so.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from fslab import filesystems
+from fslab.errors import FslabError
+from fslab.plan import FilesystemSpec, validation_error
+
+MAX_CANDIDATES = 40
+
+
+@dataclass
+class Candidate:
+    spec: FilesystemSpec
+    safety: str = "safe"                 # safe | trade
+    trades: str = ""                     # what a trade gives up, in words
+    changed: str = "defaults"            # the option it varies, as typed
+    why: str = ""                        # the catalogue's note on what it changes
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "fs": self.spec.name, "changed": self.changed,
+                "safety": self.safety, "trades": self.trades, "effect": self.why}
+
+
+@dataclass
+class CandidateSet:
+    candidates: list[Candidate]
+    left_out: list[str] = field(default_factory=list)   # one line each: why not raced
+
+
+def variant_name(value: str) -> str:
+    """'recordsize=8k' -> 'recordsize-8k', '-I 512' -> 'I512', '-O ^has_journal' -> 'O-no-has_journal'."""
+    name = value.replace("^", "no-").replace("=", "-").replace(",", "-")
+    name = re.sub(r"\s+", "", name.lstrip("-"))
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name) or "option"
+
+
+def from_catalogue(fs_names: list[str], allow: set[str], keys: set[str] | None = None,
+                   limit: int = MAX_CANDIDATES) -> CandidateSet:
+    out, left = [], []
+    for name in fs_names:
+        driver = filesystems.get(name)
+        out.append(Candidate(FilesystemSpec(name=name), changed="defaults"))
+        seen: set[str] = set()
+        for option in driver.option_catalogue():
+            if keys and option.key not in keys:
+                continue
+            for value in option.values:
+                if option.safety not in allow:
+                    left.append(f"{name} {value}: a trade ({option.trades}); --allow trade races it")
+                    continue
+                variant = variant_name(value)
+                while variant in seen:
+                    variant += "_"
+                seen.add(variant)
+                spec = FilesystemSpec(name=name, variant=variant, **option.spec_fields(value))
+                out.append(Candidate(spec, option.safety, option.trades, value, option.effect))
+    if keys:
+        known = {o.key for n in fs_names for o in filesystems.get(n).option_catalogue()}
+        if keys - known:
+            raise FslabError(f"--options {','.join(sorted(keys - known))}: not in the catalogue of "
+                             f"{', '.join(fs_names)} (fslab options {' '.join(fs_names)} lists it)")
+    if len(out) > limit:
+        raise FslabError(f"{len(out)} candidates (the catalogue of {', '.join(fs_names)}, one option "
+                         f"at a time) is more than --max-candidates {limit}: narrow with --options "
+                         "KEY,... (fslab options lists the keys) or fewer --fs, or raise the limit")
+    return CandidateSet(out, left)
+
+
+def from_file(path: Path, allow: set[str]) -> CandidateSet:
+    """[[candidate]] tables: the [[filesystem]] keys, plus safety = "trade" and trades =
+    "..." for a candidate that gives something up."""
+    try:
+        text = path.read_text()
+        data = tomllib.loads(text)
+    except OSError as e:
+        raise FslabError(f"cannot read candidates {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise FslabError(f"{path}: invalid TOML: {e}") from None
+    tables = data.get("candidate")
+    if not isinstance(tables, list) or not tables:
+        raise FslabError(f"{path}: no [[candidate]] tables (each with the keys of a plan's "
+                         "[[filesystem]]: name, variant, mkfs_options, mount_options, properties)")
+    out, left, seen = [], [], set()
+    for i, t in enumerate(tables):
+        t = dict(t)
+        safety, trades = t.pop("safety", "safe"), t.pop("trades", "")
+        if safety not in ("safe", "trade"):
+            raise FslabError(f"{path}: candidate {i + 1}: safety must be 'safe' or 'trade'")
+        try:
+            spec = FilesystemSpec.model_validate(t)
+        except ValidationError as e:
+            raise validation_error(e, text, str(path), ("candidate", i)) from None
+        if spec.label in seen:
+            raise FslabError(f"{path}: candidate {spec.label} appears twice; give each a variant name")
+        seen.add(spec.label)
+        filesystems.get(spec.name)     # an unknown filesystem is an input error, here
+        c = Candidate(spec, safety, trades, _changed(spec))
+        if safety not in allow:
+            left.append(f"{spec.label}: a trade ({trades or 'said so in the file'}); --allow trade races it")
+            continue
+        out.append(c)
+    if len(out) < 2:
+        raise FslabError(f"{path}: fewer than 2 candidates to race")
+    return CandidateSet(out, left)
+
+
+def _changed(spec: FilesystemSpec) -> str:
+    return spec.options_text

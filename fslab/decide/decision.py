@@ -1,0 +1,120 @@
+"""The decision a person can act on, from a decide's store: the winner (or the tie),
+for every candidate its ratio to the winner with its interval, P(best), the expected
+loss of choosing it, why each eliminated one went, the smallest difference this run
+could have found, units run against a full factorial, and what to type."""
+from __future__ import annotations
+
+import math
+
+from fslab import filesystems
+from fslab.decide.posterior import posterior, smallest_detectable
+from fslab.decide.policy import replay
+from fslab.decide.race import BUDGET, TIE, WINNER
+from fslab.plan import Plan
+
+
+def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
+    race, measure = replay(store, run_id, plan, min_rounds)
+    d = plan.decide
+    alive = race.survivors
+    measured = [lv for lv in alive if race.values.get(lv)]
+    winner = race.leader(measured) if measured else None
+    post = posterior(race.values, measured, race.better, seed=plan.run.seed) if measured else {}
+    units = store.units(run_id)
+    rounds = max((int(u["iteration"]) for u in units), default=0)
+    specs = {f.label: f for f in plan.filesystem}
+    others = [lv for lv in race.labels if lv != winner and race.values.get(lv)]
+    mde = (smallest_detectable(race.values, winner, others, race.alpha_look, max(1, len(alive) - 1))
+           if winner else math.nan)
+    rows = []
+    for lv in race.labels:
+        info = d.candidates.get(lv, {})
+        row = {"label": lv, "fs": specs[lv].name, "options": specs[lv].options_text,
+               "changed": info.get("changed", ""), "safety": info.get("safety", "safe"),
+               "trades": info.get("trades", ""), "rounds": len(race.values.get(lv, {})),
+               "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
+               "eliminated_round": None, "why": ""}
+        if lv in post:
+            row["p_best"] = _num(post[lv]["p_best"])
+            row["expected_loss"] = _num(post[lv]["expected_loss"])
+        if winner and lv != winner and race.values.get(lv):
+            t = race.pair(winner, lv)
+            row["ratio"] = _num(t["ratio"])
+            row["ratio_ci"] = [_num(t["ratio_ci_lo"]), _num(t["ratio_ci_hi"])]
+        elif lv == winner:
+            row["ratio"], row["ratio_ci"] = 1.0, [1.0, 1.0]
+        if lv in race.eliminated:
+            e = race.eliminated[lv]
+            row["eliminated_round"], row["why"] = e.round, e.why
+        elif lv == winner:
+            row["why"] = "winner" if race.stopped == WINNER else "leader"
+        else:
+            row["why"] = ("within delta of the leader" if race.stopped == TIE else
+                          "not separated from the leader when the race stopped")
+        rows.append(row)
+    rows.sort(key=lambda r: (r["eliminated_round"] is not None, -(r["eliminated_round"] or 0),
+                             -(r["p_best"] or 0)))
+    ties = alive if race.stopped == TIE else []
+    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "budget spent", None: "unfinished"}[race.stopped]
+    return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
+            "finalists": alive, "metric": measure.describe(), "better": race.better,
+            "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
+            "delta": d.delta, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
+            "candidates": rows, "mde": _num(mde), "rounds": rounds,
+            "units_run": sum(1 for u in units if u["status"] in ("done", "failed")),
+            "units_full_factorial": len(race.labels) * rounds * _cases(plan, units),
+            "left_out": list(d.left_out),
+            "commands": _commands(specs[winner]) if winner else [],
+            "traded": [r["label"] + ": " + r["trades"] for r in rows
+                       if r["label"] in (ties or [winner]) and r["safety"] == "trade"]}
+
+
+def _cases(plan: Plan, units: list[dict]) -> int:
+    """Units per candidate and round (the workload's cases)."""
+    per = {}
+    for u in units:
+        per.setdefault((u["fs"], u["variant"], int(u["iteration"])), set()).add((u["suite"], u["case"], u["params"]))
+    return max((len(v) for v in per.values()), default=1)
+
+
+def _commands(spec) -> list[str]:
+    return filesystems.get(spec.name).apply_commands(spec)
+
+
+def _num(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
+
+
+def text(dec: dict) -> list[str]:
+    """The decision in plain lines, the terminal's and the Markdown's."""
+    from fslab.analysis.names import ratio_text
+    pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
+    lines = []
+    if dec["verdict"] == "winner":
+        lines.append(f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
+                     f"{dec['better']} is better)")
+    elif dec["verdict"] == "tie":
+        lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
+                     f"(leader {dec['winner']}); {dec['metric']}")
+    else:
+        lines.append(f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
+                     f"best guess {dec['winner']} ({dec['metric']})")
+    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run (a full factorial of "
+                 f"the same rounds: {dec['units_full_factorial']}); smallest difference this run "
+                 f"could find with 80% power: {pct(dec['mde'])}")
+    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss  status")
+    for r in dec["candidates"]:
+        ci = r["ratio_ci"]
+        ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
+                 + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != dec["winner"] else ""))
+        status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "")
+        lines.append(f"  {r['label']:<30} {ratio:<26} {pct(r['p_best']) if r['p_best'] is not None else '—':>7}"
+                     f"  {pct(r['expected_loss']) if r['expected_loss'] is not None else '—':>9}  {status}")
+    for t in dec["traded"]:
+        lines.append(f"  traded: {t}")
+    if dec["commands"]:
+        lines.append("  to apply it (a real device; fslab measured on loop images):")
+        lines += [f"    {c}" for c in dec["commands"]]
+    for lo in dec["left_out"]:
+        lines.append(f"  not raced: {lo}")
+    return lines

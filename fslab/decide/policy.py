@@ -1,0 +1,151 @@
+"""The race as the scheduler sees it: after each round, who runs in the next one.
+
+Everything is read back from the store (the records and unit outcomes of the run), and
+the race is replayed from round 1 at every look, so a resumed decide reaches the same
+eliminations and goes on where it stopped. The race's measure per candidate and round is
+the workload's answer metric (or --metric); with several workloads (a job file's jobs,
+several cases), the geometric mean of their values, each turned "higher is better"
+first (1/x for a time or a latency), so every workload weighs alike.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fslab.decide.race import BUDGET, Elimination, Race
+from fslab.plan import Plan
+
+
+@dataclass
+class Measure:
+    """What the race compares: per workload the metric used, and the direction."""
+    metrics: dict[tuple, str] = field(default_factory=dict)   # (suite, case, params) -> metric
+    better: str = "higher"
+
+    def describe(self) -> str:
+        from fslab.analysis.names import metric_label
+        names = sorted({metric_label(m) for m in self.metrics.values()})
+        return (names[0] if len(names) == 1 and len(self.metrics) == 1 else
+                "geometric mean over workloads of " + ", ".join(names))
+
+
+def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
+    """Each workload's answer metric (or `metric` where it was measured)."""
+    from fslab.report.headline import answer_metrics
+    out = Measure()
+    directions = set()
+    ranked = records[records["better"].isin(["higher", "lower"])]
+    for (suite, case, params), g in ranked.groupby(["suite", "case", "params"], sort=True):
+        present = set(g["metric"])
+        chosen = metric if metric else next(iter(answer_metrics(case, params, present)), None)
+        if chosen in present:
+            out.metrics[(suite, case, params)] = chosen
+            directions.add(g.loc[g["metric"] == chosen, "better"].iloc[0])
+    if len(out.metrics) == 1 and directions:
+        out.better = directions.pop()
+    return out
+
+
+def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, float]]:
+    """label -> round -> the race's value (see the module doc)."""
+    from fslab.analysis.groups import FS_FACTOR, level_labels
+    if records.empty or not measure.metrics:
+        return {}
+    r = records.assign(level=level_labels(records, FS_FACTOR))
+    keep = [measure.metrics.get((s, c, p)) == m for s, c, p, m in
+            zip(r["suite"], r["case"], r["params"], r["metric"])]
+    r = r[keep]
+    if r.empty:
+        return {}
+    value = r["value"].astype(float)
+    single = len(measure.metrics) == 1
+    if not single:    # every workload "higher is better" before they are combined
+        value = value.where(r["better"] == "higher", 1 / value)
+    r = r.assign(value=value)
+    workloads = len(measure.metrics)
+    out: dict[str, dict[int, float]] = {}
+    for (level, it), g in r.groupby(["level", "iteration"], sort=True):
+        if len(g) < workloads or (g["value"] <= 0).any():
+            continue       # a round this candidate did not finish whole is no block
+        out.setdefault(level, {})[int(it)] = float(np.exp(np.log(g["value"]).mean()))
+    return out
+
+
+class RacePolicy:
+    """The scheduler's rounds_policy for a decide."""
+
+    def __init__(self, plan: Plan, store, console, min_rounds: int):
+        self.plan, self.store, self.console = plan, store, console
+        self.min_rounds = min_rounds
+        self.run_id: str | None = None      # set by the session before the run executes
+        self.started = time.monotonic()
+        self.said: set[str] = set()
+
+    def replay(self, upto: int) -> tuple[Race, Measure]:
+        """The race as the store says it went, rounds 1..upto."""
+        return replay(self.store, self.run_id, self.plan, self.min_rounds, upto)
+
+    def after_round(self, it: int, pairs: list) -> list:
+        race, _ = self.replay(it)
+        for e in race.eliminated.values():
+            if e.label not in self.said:
+                self.said.add(e.label)
+                self.console.print(f"eliminated {e.label}: {e.why}", markup=False, highlight=False)
+        if not race.stopped and self._over_budget(it):
+            self.store.update_environment(self.run_id, {"decide": {"budget_stop_after": it}})
+            race.stop_for_budget()
+        if race.stopped:
+            return []
+        alive = set(race.survivors)
+        return [p for p in pairs if p[0].label in alive]
+
+    def _over_budget(self, it: int) -> bool:
+        budget = self.plan.decide.budget_seconds
+        if not budget:
+            return False
+        units = [u for u in self.store.units(self.run_id) if u.get("started") and u.get("finished")]
+        spent = sum(u["finished"] - u["started"] for u in units)
+        per_round = spent / max(1, it)
+        return spent + per_round > budget
+
+
+def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None) -> tuple[Race, Measure]:
+    records = store.records(run_id)
+    d = plan.decide
+    labels = [f.label for f in plan.filesystem]
+    measure = choose_measure(records, d.metric)
+    values = race_values(records, measure)
+    last = max((r for v in values.values() for r in v), default=0)
+    upto = last if upto is None else upto
+    race = Race(labels, measure.better, delta=d.delta, min_rounds=min_rounds,
+                max_rounds=d.max_rounds)
+    failed = _failed_rounds(store, run_id)
+    budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get("budget_stop_after")
+    for r in range(1, upto + 1):
+        for lv in race.survivors:
+            if (lv, r) in failed:
+                race.eliminated[lv] = Elimination(lv, r, "", math.nan, (math.nan, math.nan),
+                                                  math.nan, math.nan, "", 0.0,
+                                                  failed_because=failed[(lv, r)])
+            elif r in values.get(lv, {}):
+                race.record(lv, r, values[lv][r])
+        race.look(r)
+        if race.stopped:
+            break
+        if budget_stop is not None and r >= budget_stop:
+            race.stopped = BUDGET
+            break
+    return race, measure
+
+
+def _failed_rounds(store, run_id: str) -> dict[tuple[str, int], str]:
+    out = {}
+    for u in store.units(run_id):
+        if u["status"] == "failed":
+            label = u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}"
+            out.setdefault((label, int(u["iteration"])), (u.get("message") or "failed").splitlines()[0][:200])
+    return out
