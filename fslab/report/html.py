@@ -21,6 +21,7 @@ from fslab.report.load import Loaded
 from fslab.report.plots import bars_and_points, residual_qq
 from fslab.report.headline import headline, headline_text
 from fslab.report.provenance import measured_where
+from fslab.run.cachepolicy import answer_note
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import footnotes, pairs_table, verdict_table, workload_label
 
@@ -41,8 +42,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(headline(a, loaded.records)),
-        page_cache=", ".join(sorted({(r.get("environment") or {}).get("page_cache")
-                                     for r in loaded.runs} - {None})),
+        page_cache=answer_note([r.get("environment") or {} for r in loaded.runs]),
         failed_units=loaded.failed_units,
         lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
         verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),

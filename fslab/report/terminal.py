@@ -98,10 +98,9 @@ def print_answer(loaded, console: Console) -> None:
     lines = headline_text(headline(loaded.analysis, loaded.records))
     where = measured_where(loaded.runs)
     if lines:
-        policies = {((r.get("environment") or {}).get("page_cache")) for r in loaded.runs} - {None}
-        cache = (f" (page cache {', '.join(sorted(policies))}: "
-                 + ("numbers from the device)" if policies == {"off"} else "buffered I/O)")
-                 if policies else "")
+        from fslab.run.cachepolicy import answer_note
+        note = answer_note([r.get("environment") or {} for r in loaded.runs])
+        cache = f" ({note})" if note else ""
         console.print(f"[bold]Answer[/] — best first per workload; ≈ cannot be told apart, "
                       f"≫ significantly behind, (×) median ratio to the best{escape(cache)}")
         for line in lines:
