@@ -26,8 +26,20 @@ def implementation_lines(runs: list[dict]) -> list[str]:
 
 
 def measured_where(runs: list[dict]) -> list[str]:
-    """Every line a reader needs before the first number: implementations, then guests."""
-    return implementation_lines(runs) + guest_lines(runs)
+    """Every line a reader needs before the first number: implementations, guests, then
+    inputs that stood in for the study's own (aging: a generated history, not a real one)."""
+    return implementation_lines(runs) + guest_lines(runs) + stand_in_lines(runs)
+
+
+def stand_in_lines(runs: list[dict]) -> list[str]:
+    """'aging:git: a generated history stood in for ...', as the suite recorded it."""
+    out: list[str] = []
+    for run in runs:
+        for key, w in sorted(((run.get("environment") or {}).get("workloads") or {}).items()):
+            line = f"{key}: {w['stand_in']}" if isinstance(w, dict) and w.get("stand_in") else None
+            if line and line not in out:
+                out.append(line)
+    return out
 
 
 def guest_lines(runs: list[dict]) -> list[str]:
