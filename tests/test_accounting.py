@@ -137,7 +137,7 @@ def test_report_lines_say_what_the_policy_did():
     env = {"page_cache": "off", "filesystems": {
         "zfs": {"cache_policy": "direct I/O (O_DIRECT), primarycache=metadata", "daemon": "zfs-fuse"},
         "ext4": {"cache_policy": "direct I/O (O_DIRECT)"}}}
-    assert describe_run(env) == ["page cache off (measuring the device)",
+    assert describe_run(env) == ["page cache off: fio jobs measure the device",
                                  "  ext4: direct I/O (O_DIRECT)",
                                  "  zfs: direct I/O (O_DIRECT), primarycache=metadata; "
                                  "served by the zfs-fuse daemon",
@@ -145,3 +145,27 @@ def test_report_lines_say_what_the_policy_did():
                                  "daemon's work: CPU is ranked only as ops_per_cpu_second "
                                  "(system-wide CPU)"]
     assert describe_run({}) == []
+
+
+def test_suites_that_ran_buffered_are_named_beside_the_policy():
+    """Issue 27: an S3 run at page cache off said 'measuring the device' for tasks that
+    were buffered. The suites' own words (as Suite.cache_policy records them) are shown,
+    and the answer's parenthesis names the buffered ones."""
+    from fslab.run.cachepolicy import answer_note, describe_run
+    from fslab.workloads import get as suite_get
+    from fslab.workloads.base import CacheUse
+    env = {"page_cache": "off", "filesystems": {"ext3": {}, "xfs": {}}, "workloads": {}}
+    for suite, case in (("tasks", "fileserver"), ("largefile", "largefile"), ("dedup", "dedup")):
+        use = suite_get(suite).cache_policy("off")
+        assert isinstance(use, CacheUse)
+        env["workloads"][f"{suite}:{case}"] = {"page_cache": use.sentence, "buffered": use.buffered}
+    lines = describe_run(env)
+    assert lines[0] == "page cache off: each suite below says what it measured"
+    assert any(ln.startswith("tasks: buffered at every policy, as the study ran") for ln in lines)
+    assert any(ln.startswith("dedup: ") and "O_DIRECT" in ln for ln in lines)
+    note = answer_note([env])
+    assert "tasks buffered as the study ran" in note and "numbers from the device" not in note
+    assert "dedup" not in note and "largefile" not in note      # device-bound at policy off
+    # at page cache on, dedup's read phase reads what setup left in memory, as vdbench did
+    assert suite_get("dedup").cache_policy("on").buffered
+    assert answer_note([{"page_cache": "off"}]) == "page cache off: numbers from the device"

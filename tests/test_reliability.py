@@ -116,6 +116,41 @@ def _no_leftovers(tmp_path: Path, state_dir: Path) -> list[str]:
     return out
 
 
+def _small_repo(path: Path, commits: int = 3) -> Path:
+    gitreplay.init_repo(path)
+    for i in range(commits):
+        (path / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n" * 50)
+        gitreplay.git(["add", "."], path)
+        gitreplay.git(["commit", "-q", "-m", f"c{i}"], path)
+    return path
+
+
+def test_fetch_clones_once_and_says_why_it_cannot(tmp_path):
+    """S4 at paper fetches the study's history; without the network it must say why in
+    seconds, so the generated history can stand in (file:// URLs: no network needed)."""
+    src = _small_repo(tmp_path / "src")
+    got, why = gitreplay.fetch(f"file://{src}", root=tmp_path / "cache")
+    assert why == "" and got is not None and (got / "fslab-complete").exists()
+    assert gitreplay.first_parent_commits(str(got), 10) == \
+        gitreplay.first_parent_commits(str(src), 10)
+    (src / ".git").rename(tmp_path / "gone")          # cached: no second clone
+    assert gitreplay.fetch(f"file://{src}", root=tmp_path / "cache") == (got, "")
+    t = time.monotonic()
+    got, why = gitreplay.fetch(f"file://{tmp_path}/nowhere.git", root=tmp_path / "cache")
+    assert got is None and why.startswith(f"it could not be reached (fatal: '{tmp_path}/nowhere")
+    assert time.monotonic() - t < 30
+
+
+def test_a_stand_in_history_is_said_before_any_number():
+    from fslab.report.provenance import measured_where
+    env = {"workloads": {"aging:git": {"history": "generated source tree (200 files, seeded)",
+                                       "stand_in": "a generated source history (200 files, "
+                                                   "seeded) stood in for URL: unreachable"},
+                         "aging:churn": {"stand_in": None}}}
+    assert measured_where([{"environment": env}]) == [
+        "aging:git: a generated source history (200 files, seeded) stood in for URL: unreachable"]
+
+
 @needs_root()
 @pytest.mark.e2e
 def test_integrity_matrix_is_measured_and_consistent(state_dir, results, tmp_path):
@@ -314,6 +349,40 @@ def test_aging_stops_after_the_successful_pulls_the_study_stopped_at(state_dir, 
     said = env["workloads"]["aging:git"]   # which history was replayed, and how
     assert said["x_axis"] == "successful pulls" and said["stop_after"] == 3
     assert said["history"].startswith("generated source tree") and len(said["history_sha1"]) == 40
+    assert not _no_leftovers(tmp_path, state_dir)
+
+
+@needs_root()
+@pytest.mark.e2e
+def test_aging_replays_a_fetched_history_or_says_a_generated_one_stood_in(state_dir, results,
+                                                                        tmp_path):
+    """Issue 27: S4 at paper replayed a generated history unless `repo` was set. With
+    repo_url the history is fetched (here over file://, as the kernel's would be over
+    https); where it cannot be, the generated one stands in and the report says so."""
+    src = _small_repo(tmp_path / "src", commits=4)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for url, stands_in in ((f"file://{src}", False), (f"file://{tmp_path}/offline.git", True)):
+        out = tmp_path / ("r-gen" if stands_in else "r-url")
+        plan = tmp_path / "aging.toml"
+        plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=4, every=2)
+                        + f'repo_url = "{url}"\n')
+        run_fslab("run", str(plan), "--results", str(out), "--workdir", str(tmp_path / "w"),
+                  env=env)
+        said = json.loads(_db(out).execute("SELECT environment FROM runs").fetchone()[0])[
+            "workloads"]["aging:git"]
+        report = run_fslab("report", "--results", str(out)).stdout
+        if stands_in:
+            assert said["history"].startswith("generated source tree (200 files")
+            assert said["stand_in"].endswith(f"{url}: it could not be reached (fatal: '{tmp_path}"
+                                             "/offline.git' does not appear to be a git "
+                                             "repository)")
+            assert f"measured: aging:git: a generated source history (200 files, seeded) " \
+                   f"stood in for {url}: it could not" in " ".join(report.split())
+        else:
+            assert said["history"] == f"repository {url} (first-parent commits, oldest first)"
+            assert said["stand_in"] is None and said["commits"] == 4
+            assert "stood in" not in report
+            assert _records(out, case="git")["successful_pulls"] == 4
     assert not _no_leftovers(tmp_path, state_dir)
 
 

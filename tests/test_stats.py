@@ -403,6 +403,27 @@ def test_headline_names_the_winner_and_flags_memory_bound_rows():
     assert v["memory_bound"]["shares"] == {"ext4": 0.04} and v["better"] == "higher"
 
 
+def test_memory_flag_marks_speeds_never_a_space_answer():
+    """S1's dedup unit reads from memory at page cache on (device_read_share 3%), but its
+    answer, the space saving read after a commit, is no memory number: the flag goes on
+    its read IOPS only."""
+    from fslab.report.export import verdicts_json
+    from fslab.report.headline import headline, memory_bound
+    space = frame({"ext4": [1.0] * 5, "zfs": [1.99] * 5}, metric="space_saving_ratio",
+                  unit="ratio", case="dedup")
+    iops = frame({"ext4": [469e3, 470e3, 468e3, 471e3, 467e3], "zfs": [5e3, 5.1e3, 4.9e3, 5e3, 5.2e3]},
+                 metric="read_iops", case="dedup")
+    share = frame({"ext4": [0.03] * 5, "zfs": [1.0] * 5}, metric="device_read_share",
+                  unit="ratio", better=None, case="dedup")
+    recs = pd.concat([space, iops, share], ignore_index=True)
+    a = analyze(recs, regression=False)
+    entry = headline(a, recs)[0]
+    assert entry["metrics"] == ["space_saving_ratio"] and entry["memory_bound"] is None
+    v = {e["metric"]: e for e in verdicts_json(a, memory_bound(recs))}
+    assert v["read_iops"]["memory_bound"]["shares"] == {"ext4": 0.03}
+    assert v["space_saving_ratio"]["memory_bound"] is None
+
+
 def test_verdict_table_names_metrics_as_people_do_and_keeps_the_key():
     from fslab.report.tables import verdict_table
     a = analyze(frame({"ext4": [250e3, 251e3, 249e3, 252e3, 248e3],

@@ -32,14 +32,17 @@ class ExtDriver(Driver):
 
     def after_mount(self, inst: Instance) -> dict:
         user = " ".join(inst.spec.mkfs_options)
+        # the options mkfs ran with, fslab's own included (the report's environment shows them)
+        ran = {"mkfs_args": " ".join([*self.mkfs_args(inst.spec), *inst.spec.mkfs_options])}
         if not self.journal:
-            return {}
+            return ran
         if inst.spec.ext4_lazy_init == "wait" or "lazy_itable_init=1" in user:
             waited = wait_lazyinit()
-            return {"lazy_init": f"waited {waited:.1f}s for ext4lazyinit to finish"}
+            return {**ran, "lazy_init": f"waited {waited:.1f}s for ext4lazyinit to finish"}
         if "lazy_itable_init" in user:
-            return {"lazy_init": "as given in mkfs_options"}
-        return {"lazy_init": "disabled at mkfs (-E lazy_itable_init=0,lazy_journal_init=0)"}
+            return {**ran, "lazy_init": "as given in mkfs_options"}
+        return {**ran, "lazy_init": "inode tables and journal written by mkfs "
+                                   "(-E lazy_itable_init=0,lazy_journal_init=0)"}
 
     def versions(self) -> dict[str, str]:
         v = first_line(["mke2fs", "-V"])

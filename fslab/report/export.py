@@ -85,14 +85,15 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     device counters (`checks`: tables.memory_checks)."""
     import math
     from fslab.analysis.names import metric_label
-    from fslab.report.headline import memory_text
+    from fslab.report.headline import memory_applies, memory_text
 
     def num(x):
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
     out = []
     for r in ([] if a.tiers.empty else a.tiers.to_dict("records")):
-        mem = memory.get((r.get("suite"), r.get("case"), r.get("params")))
+        mem = memory.get((r.get("suite"), r.get("case"), r.get("params"))) \
+            if memory_applies(r["unit"]) else None
         out.append({"workload": workload_label({**r, "metric": "", "unit": ""}),
                     "suite": r.get("suite"), "case": r.get("case"), "params": r.get("params"),
                     "metric": r["metric"], "label": metric_label(r["metric"]), "unit": r["unit"],

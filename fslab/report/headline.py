@@ -107,6 +107,15 @@ def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
     return out
 
 
+# a space, share or count answer is read after a commit: memory serving the unit's I/O
+# (dedup's read phase, a syncfs zfs-fuse ignores) does not make it a memory number
+NOT_SPEEDS = {"B", "%", "ratio", "count", "bool", "code"}
+
+
+def memory_applies(unit: str) -> bool:
+    return unit not in NOT_SPEEDS
+
+
 def memory_text(shares: dict) -> str:
     return "served from memory: " + ", ".join(
         f"{fs} (device saw {share:.0%} of the bytes)" for fs, share in sorted(shares.items()))
@@ -129,7 +138,8 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         if not wanted:
             continue
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]
-        memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params")))
+        memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params"))) \
+            if any(memory_applies(r["unit"]) for r in lines) else None
         out.append({"workload": workload_label({**ident, "metric": "", "unit": ""}),
                     "metrics": [r["metric"] for r in lines],
                     "rankings": [r.to_dict() for r in lines],

@@ -37,10 +37,10 @@ def measured_as(runs: list[dict], records) -> str:
         job_files.update((run.get("environment") or {}).get("job_files") or {})
     parts = []
     if set(cases) - set(job_files):   # the policy applies to fslab's own workloads only
-        policies = {(r.get("environment") or {}).get("page_cache") for r in runs} - {None}
-        if policies:
-            parts.append(f"page cache {', '.join(sorted(policies))}: "
-                         + ("numbers from the device" if policies == {"off"} else "buffered I/O"))
+        from fslab.run.cachepolicy import answer_note    # true for every suite of the runs
+        note = answer_note([r.get("environment") or {} for r in runs])
+        if note:
+            parts.append(note)
     for name, jf in sorted(job_files.items()):
         if name in cases and jf.get("io"):
             parts.append(f"job file {name} as written: {io_text(jf['io'])}")
@@ -48,8 +48,20 @@ def measured_as(runs: list[dict], records) -> str:
 
 
 def measured_where(runs: list[dict]) -> list[str]:
-    """Every line a reader needs before the first number: implementations, then guests."""
-    return implementation_lines(runs) + guest_lines(runs)
+    """Every line a reader needs before the first number: implementations, guests, then
+    inputs that stood in for the study's own (aging: a generated history, not a real one)."""
+    return implementation_lines(runs) + guest_lines(runs) + stand_in_lines(runs)
+
+
+def stand_in_lines(runs: list[dict]) -> list[str]:
+    """'aging:git: a generated history stood in for ...', as the suite recorded it."""
+    out: list[str] = []
+    for run in runs:
+        for key, w in sorted(((run.get("environment") or {}).get("workloads") or {}).items()):
+            line = f"{key}: {w['stand_in']}" if isinstance(w, dict) and w.get("stand_in") else None
+            if line and line not in out:
+                out.append(line)
+    return out
 
 
 def guest_lines(runs: list[dict]) -> list[str]:

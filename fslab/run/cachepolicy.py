@@ -82,19 +82,51 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
 
 
 def describe_run(environment: dict) -> list[str]:
-    """Report lines: the run's policy, then what it could do on each filesystem."""
+    """Report lines: the run's policy, what it could do on each filesystem (fio jobs), and
+    what every other suite did with the cache (environment "workloads", its own words)."""
     policy = environment.get("page_cache")
     if policy is None:
         return []   # runs from before the policy existed: buffered, unknown
-    what = "off (measuring the device)" if policy == "off" else "on (buffered, as the studies ran)"
-    lines = [f"page cache {what}"]
+    fs_lines = []
     for label, fs in sorted((environment.get("filesystems") or {}).items()):
         if fs.get("cache_policy"):
             daemon = f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else ""
-            lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
+            fs_lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
+    suites = suite_policies(environment)
+    if policy == "off":
+        what = "fio jobs measure the device" if fs_lines or not suites else \
+            "each suite below says what it measured"
+    else:
+        what = "buffered, as the studies ran"
+    lines = [f"page cache {policy}: {what}", *fs_lines]
+    lines += [f"{suite}: {sentence}" for suite, (sentence, _) in suites.items()]
     daemons = sorted({fs["daemon"] for fs in (environment.get("filesystems") or {}).values()
                       if fs.get("daemon")})
     if daemons:
         lines.append(f"fio's usr_cpu/sys_cpu/fio_rusage_cpu leave out the {', '.join(daemons)} "
                      "daemon's work: CPU is ranked only as ops_per_cpu_second (system-wide CPU)")
     return lines
+
+
+def suite_policies(environment: dict) -> dict[str, tuple[str, bool]]:
+    """suite -> (what it did with the page cache, whether its numbers may come from memory),
+    as the suites recorded it (fslab/workloads/base.py Suite.cache_policy)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for key, w in sorted((environment.get("workloads") or {}).items()):
+        if isinstance(w, dict) and w.get("page_cache"):
+            out.setdefault(key.split(":", 1)[0], (w["page_cache"], bool(w.get("buffered"))))
+    return out
+
+
+def answer_note(environments: list[dict]) -> str:
+    """The answer's parenthesis: where its numbers came from, true for every suite in it."""
+    policies = {e.get("page_cache") for e in environments} - {None}
+    if not policies:
+        return ""
+    buffered = sorted({s for e in environments for s, (_, b) in suite_policies(e).items() if b})
+    if policies == {"off"}:
+        if not buffered:
+            return "page cache off: numbers from the device"
+        return (f"page cache off, but {', '.join(buffered)} buffered as the study ran: "
+                "⚠ marks numbers served from memory")
+    return f"page cache {', '.join(sorted(policies))}: buffered I/O"

@@ -42,11 +42,14 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
         else:
             total += each * n
         said = suite.describe(case)
+        image = suite.image_bytes(case, spec, plan.profile)
+        if image is not None:   # as Instance does: never below what the filesystem accepts
+            image = max(image, driver_get(spec.name).min_bytes)
         if "fio_options" in said:   # what the cache policy adds when the unit runs
             said["direct_io"] = _direct_io(said["fio_options"], plan)
         cases.append({"filesystem": spec.label, "suite": suite.name, "case": case.name,
                       "params": case.params, **said,
-                      "image_bytes": case.image_bytes or plan.profile.min_image_bytes,
+                      "image_bytes": image,
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
     page_cache = plan.run.page_cache or default_for(plan.profile.name)
@@ -122,7 +125,7 @@ def _past_durations(store, profile: str) -> dict[tuple, float]:
 
 
 def print_outline(o: dict[str, Any], console) -> None:
-    from fslab.report.format import number
+    from fslab.report.format import human, number
     console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
                   f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
@@ -147,7 +150,9 @@ def print_outline(o: dict[str, Any], console) -> None:
         params = " ".join(f"{k}={v}" for k, v in c["params"].items() if k != "workload")
         head = f"{c['filesystem']} {c['suite']}:{c['case']}" + (f" {params}" if params else "")
         each = "?" if c["seconds_each"] is None else f"~{number(c['seconds_each'])} s"
-        console.print(f"{head}  [{each} each, {c['estimate_from']}]", markup=False)
+        image = ("image sized from the input when the unit runs" if c["image_bytes"] is None
+                 else f"image {human(c['image_bytes'], 'B')}")
+        console.print(f"{head}  [{image}; {each} each, {c['estimate_from']}]", markup=False)
         if "fio_options" in c:
             console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items())
                           + f"  [{c['direct_io']}]", markup=False)

@@ -27,6 +27,9 @@ Plan table:
     kind = "aging"
     workloads = ["git", "churn"]
     repo = "/path/to/linux"    # git: replay this repository's first-parent history
+    repo_url = "https://..."   # git, without repo: clone this once (cached) and replay it;
+                               # where the network does not allow, the generated history
+                               # stands in and the report says so
     pulls = 5000               # git pulls to attempt (default: scaled from the study's 5000)
     stop_after = 393           # git: stop after this many successful pulls (default: none)
     files = 20000              # generated history: files in the initial tree
@@ -49,15 +52,16 @@ import orjson
 
 from fslab.system import fiemap
 from fslab.workloads.support import gitreplay
+from fslab.workloads.support.data import COPY_DATA
 from fslab.errors import FslabError, StepFailed
 from fslab.filesystems.base import Instance
 from fslab.workloads.support.keptfs import KeptFilesystem
 from fslab.plan.profiles import GiB, MiB, Profile, parse_size
 from fslab.system.proc import run
 from fslab.records import Measurement
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register
 
-KNOWN = {"repo", "pulls", "files", "overwrites", "every", "image_size", "fullness",
+KNOWN = {"repo", "repo_url", "pulls", "files", "overwrites", "every", "image_size", "fullness",
          "steps_per_overwrite", "stop_after"}
 # the reported configuration: 5,000 pulls, a grep every 50 (the first one, 10,000 every 100,
 # was abandoned); it reached 393 successful pulls
@@ -81,10 +85,14 @@ class AgingSuite(Suite):
             pulls = int(o.get("pulls", profile.count(STUDY_PULLS, minimum=10)))
             stop = int(o["stop_after"]) if o.get("stop_after") else None
             cfg = {"pulls": pulls, "every": int(o.get("every", max(1, pulls // points))),
-                   "repo": o.get("repo"), "files": int(o.get("files", profile.count(STUDY_FILES, 300))),
+                   "repo": o.get("repo"), "repo_url": None if o.get("repo") else o.get("repo_url"),
+                   "files": int(o.get("files", profile.count(STUDY_FILES, 300))),
                    "image_size": o.get("image_size"), "stop_after": stop}
+            generated = f"generated:{cfg['files']}"
+            # what was asked for: whether the URL could be fetched is known when the unit runs
             params = {"method": "git", "pulls": pulls, "every": cfg["every"],
-                      "source": cfg["repo"] or f"generated:{cfg['files']}"}
+                      "source": cfg["repo"] or (f"{cfg['repo_url']} else {generated}"
+                                                if cfg["repo_url"] else generated)}
             if stop:
                 params["stop_after"] = stop
             cases.append(Case("git", params, cfg))
@@ -98,6 +106,19 @@ class AgingSuite(Suite):
             cases.append(Case("churn", {"method": "churn", "overwrites": overwrites,
                                         "every": cfg["every"], "fullness": cfg["fullness"]}, cfg))
         return cases
+
+    def image_bytes(self, case: Case, spec, profile: Profile) -> int | None:
+        size = spec.image_size or case.config.get("image_size")
+        if size:
+            return parse_size(size)
+        if case.name == "churn":
+            return ChurnAging.default_bytes(profile)
+        return None   # git: sized from the history, known once it is there
+
+    def cache_policy(self, page_cache: str) -> CacheUse:
+        return CacheUse("grep on a cold cache at every policy (remount or pool export/import "
+                        "and drop_caches; fincore shows what stayed resident); the pulls and "
+                        "churn themselves are buffered", buffered=False)
 
     def describe(self, case: Case) -> dict:
         cfg = case.config
@@ -131,7 +152,8 @@ class AgingSuite(Suite):
                 # step 0: both fresh, so aged vs unaged shows the noise floor
                 j["measurements"] += measure_step(ctx, kept.inst, method.tree(kept.inst), 0,
                                                   j["needle"])
-            ctx.environment["workload"] = method.describe(j)
+            ctx.note_workload(**method.describe(j))
+            ctx.note_cache_policy(self)
             kept.save()
             for k in range(j["next_step"], method.steps + 1):
                 before = j.setdefault("progress", k - 1)
@@ -183,6 +205,7 @@ class GitAging:
     def __init__(self, ctx: UnitContext, case: Case):
         self.ctx, self.cfg = ctx, case.config
         self.steps, self.every = case.config["pulls"], case.config["every"]
+        self.stand_in: str | None = None   # why a generated history replaced the asked one
         self.src, self.commits = self._source()
         if len(self.commits) < self.steps:
             ctx.log(f"aging git: the history has only {len(self.commits)} commits")
@@ -193,6 +216,15 @@ class GitAging:
         repo = self.cfg["repo"]
         if repo:
             return repo, gitreplay.first_parent_commits(repo, self.steps)
+        url = self.cfg.get("repo_url")
+        if url:
+            self.ctx.log(f"aging git: fetching {url} (once; kept in {gitreplay.cache_root()})")
+            fetched, why = gitreplay.fetch(url)
+            if fetched is not None:
+                return str(fetched), gitreplay.first_parent_commits(str(fetched), self.steps)
+            self.stand_in = (f"a generated source history ({self.cfg['files']} files, seeded) "
+                             f"stood in for {url}: {why}")
+            self.ctx.log(f"aging git: {self.stand_in}")
         spec = gitreplay.HistorySpec(seed=shared_seed(self.ctx, "history"), files=self.cfg["files"],
                                      commits=self.steps - 1)
         dest = self.ctx.workdir / f"aging-src-{spec.key()}"
@@ -200,8 +232,9 @@ class GitAging:
         return str(dest), gitreplay.generate(dest, spec)
 
     def image_bytes(self) -> int:
-        if self.cfg["image_size"]:
-            return parse_size(self.cfg["image_size"])
+        size = self.ctx.spec.image_size or self.cfg["image_size"]   # the filesystem's wins
+        if size:
+            return parse_size(size)
         # room for the checkout plus every loose object the pulls leave behind
         return max(self.ctx.profile.min_image_bytes, 4 * du(self.src))
 
@@ -240,11 +273,12 @@ class GitAging:
 
     def describe(self, j: dict) -> dict:
         """Which history was replayed, for the run's environment and the report."""
-        src = self.cfg["repo"]
+        src = self.cfg["repo"] or (None if self.stand_in else self.cfg.get("repo_url"))
         return {"method": "git replay", "history": (f"repository {src} (first-parent commits, "
                                                     "oldest first)" if src else
                                                     f"generated source tree ({self.cfg['files']} "
                                                     f"files, seeded)"),
+                "stand_in": self.stand_in,
                 "commits": j["source"]["commits"], "history_sha1": j["source"]["history_sha"],
                 "pulls": self.steps, "every": self.every, "stop_after": self.cfg.get("stop_after"),
                 "x_axis": "successful pulls"}
@@ -266,9 +300,14 @@ class ChurnAging:
         self.text = gitreplay.SourceText(random.Random(shared_seed(ctx, "churn-text")))
 
     def image_bytes(self) -> int:
-        if self.cfg["image_size"]:
-            return parse_size(self.cfg["image_size"])
-        return max(2 * self.ctx.profile.file_size(1 * GiB), self.ctx.driver.min_bytes)
+        size = self.ctx.spec.image_size or self.cfg["image_size"]   # the filesystem's wins
+        if size:
+            return parse_size(size)
+        return max(self.default_bytes(self.ctx.profile), self.ctx.driver.min_bytes)
+
+    @staticmethod
+    def default_bytes(profile: Profile) -> int:
+        return 2 * profile.file_size(1 * GiB)
 
     def tree(self, inst: Instance) -> Path:
         return Path(inst.mountpoint) / "churn"
@@ -349,7 +388,7 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
                     f"{ctx.spec.name}-{ctx.spec.variant}-unaged-{ctx.key.iteration}", aged.size_bytes)
     with twin:
         copy = Path(twin.mountpoint) / tree.name
-        run(["cp", "-a", str(tree), str(copy)], timeout=24 * 3600)
+        run([*COPY_DATA, str(tree), str(copy)], timeout=24 * 3600)
         u = cold_grep(twin, copy, text)
     for label, g in (("aged", a), ("unaged", u)):
         rec(f"grep_cost_{label}", g["cost"], "s/GB", "lower")

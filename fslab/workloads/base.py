@@ -42,6 +42,14 @@ class Metric:
     trials: str | None = None
 
 
+@dataclass(frozen=True)
+class CacheUse:
+    """How a suite used the page cache: `buffered` when its numbers may come from memory
+    (the report then names it beside the run's policy), and one sentence saying how."""
+    sentence: str
+    buffered: bool
+
+
 class UnitFailed(StepFailed):
     """A unit failed in a way worth recording (e.g. fio exited with an error code).
 
@@ -83,6 +91,17 @@ class UnitContext:
         else:
             size_bytes = max(size_bytes, self.profile.min_image_bytes)
         return Instance(self.driver, spec, self.make_target(), self.workdir, label, size_bytes)
+
+    def note_workload(self, **what: Any) -> None:
+        """Say what this unit's workload was, for the run's environment ("workloads",
+        keyed suite:case) and the report: its input, copy mode, page-cache policy."""
+        self.environment.setdefault("workload", {}).update(what)
+
+    def note_cache_policy(self, suite: "Suite") -> None:
+        """Record what the suite's measurements are under the run's page-cache policy."""
+        said = suite.cache_policy(self.page_cache)
+        if said is not None:
+            self.note_workload(page_cache=said.sentence, buffered=said.buffered)
 
     def artifact(self, name: str) -> tuple[Path, str]:
         """(absolute path, stored relative path) of a raw file of this unit."""
@@ -131,6 +150,12 @@ class Suite(ABC):
                              f"{', '.join(map(repr, workloads))}")
         return o, names
 
+    def cache_policy(self, page_cache: str) -> "CacheUse | None":
+        """What this suite's numbers are under the run's page-cache policy ("off" | "on"),
+        for the environment and the report; None for a suite that moves no file data
+        (capacity) or applies the policy per filesystem itself (fio, which says so there)."""
+        return None
+
     def supports(self, driver: Driver) -> str | None:
         """None if this suite can run on this driver's filesystem, else why not (its units
         are skipped)."""
@@ -149,6 +174,14 @@ class Suite(ABC):
                                          for v in cfg.values()):
             return {"parameters": dict(cfg)}
         return {"parameters": dict(case.params)}
+
+    def image_bytes(self, case: Case, spec: FilesystemSpec, profile: Profile) -> int | None:
+        """The image size a unit of this case will use (what `ctx.filesystem` makes), for
+        `--dry-run`; None when only the unit can tell (sized from its input)."""
+        if spec.image_size:
+            from fslab.plan.profiles import parse_size
+            return parse_size(spec.image_size)
+        return max(case.image_bytes, profile.min_image_bytes)
 
     def estimate_seconds(self, case: Case) -> float | None:
         """A rough duration of one unit of this case, or None when only a past run can

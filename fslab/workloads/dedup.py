@@ -9,15 +9,24 @@ chance matches cannot inflate the ratio. Setup time runs to the end of a
 syncfs: the data is on disk.
 
 Read phase, as vdbench ran it (fileselect=random, fileio=sequential): right after
-setup, with the cache as setup left it, 4 fio jobs each pick a file of the whole
-tree at random and read it front to back in 4 KiB transfers, then pick another, for
-30 s at paper scale. The space reading comes after it, once committed (remount /
-pool export, which also empties the caches), so it cannot change what was read.
+setup, 4 fio jobs each pick a file of the whole tree at random and read it front
+to back in 4 KiB transfers, then pick another, for 30 s at paper scale. With the
+page cache on (paper) it reads with the cache as setup left it, as vdbench did
+(fio's invalidate=0: fio would otherwise drop each file's pages as it opens it),
+so its reads may come from memory; with it off the caches are emptied first
+(remount / pool export) and fio reads with O_DIRECT where the filesystem takes it
+(fslab/run/cachepolicy.py). Device counters around the read (device_read_share)
+say which it was. The space reading comes after it, once committed (remount /
+pool export), so it cannot change what was read.
 
+Space is read first on the fresh filesystem, before any directory exists, as the
+study's `df` Used covered the whole tree: directories and metadata count.
 Recorded: logical bytes, space consumed (drop of space available to a user),
 statvfs used, the achieved saving ratio, ZFS's zpool ALLOC and DEDUP ratio,
-setup time and throughput, system-wide CPU during setup and during the read
-phase, and fio's read metrics. Only the ZFS variant with dedup=on deduplicates
+`df_used` (statvfs used after the tree, what the study's `df` printed) and
+`df_used_overhead_pct` (df_used over the logical bytes: the study's +140 MB),
+setup time and throughput, the bytes setup wrote to the devices, system-wide CPU
+during setup and during the read phase, and fio's read metrics. Only the ZFS variant with dedup=on deduplicates
 inline; ext4 and xfs have no dedup and btrfs only offline (duperemove), which
 this study does not run, so their ratio stays at about 1.
 """
@@ -31,8 +40,11 @@ from fslab.system.measure import run_timed, step_usage
 from fslab.plan.profiles import MiB, Profile, parse_size
 from fslab.system.proc import run
 from fslab.records import Measurement
+from fslab.run import cachepolicy
+from fslab.run.accounting import UnitAccount
+from fslab.workloads.support.devices import DeviceAccount
 from fslab.workloads.support.data import Payload, dataset_seed
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import SPACE_IMAGE_BYTES, settled_capacity, space_measurements
 
 WIDTH, FILES_PER_LEAF, FILE_BYTES, THREADS = 4, 50, 2 * MiB, 4
@@ -50,14 +62,17 @@ def layout(per_leaf: int) -> list[tuple[str, int]]:
     return [(f"{leaves[k // per_leaf]}/f{k:04d}.dat", k % (n // 2)) for k in range(n)]
 
 
-def read_job(root: Path, runtime: int, file_bytes: int) -> str:
+def read_options(root: Path, runtime: int, file_bytes: int) -> dict[str, str]:
     """fio: 4 jobs over the whole tree, each reading a randomly chosen file front to back
     (a file's worth of 4 KiB reads) before it picks the next at random."""
     per_file = max(1, file_bytes // parse_size(READ_BS))
-    return "\n".join(["[global]", "rw=read", f"bs={READ_BS}", "ioengine=sync", "time_based=1",
-                      f"runtime={runtime}", f"file_service_type=random:{per_file}",
-                      f"numjobs={THREADS}", "group_reporting=1", f"opendir={root}",
-                      "[readers]"]) + "\n"
+    return {"rw": "read", "bs": READ_BS, "ioengine": "sync", "time_based": "1",
+            "runtime": str(runtime), "file_service_type": f"random:{per_file}",
+            "numjobs": str(THREADS), "group_reporting": "1", "opendir": str(root)}
+
+
+def job_text(options: dict[str, str]) -> str:
+    return "\n".join(["[global]", *(f"{k}={v}" for k, v in options.items()), "[readers]"]) + "\n"
 
 
 @register
@@ -75,6 +90,17 @@ class DedupSuite(Suite):
                      config=(per_leaf, size, runtime),
                      image_bytes=max(SPACE_IMAGE_BYTES, int(logical * 1.5)))]
 
+    def cache_policy(self, page_cache: str) -> CacheUse:
+        setup = ("setup through the page cache, timed to the end of a syncfs (the device, "
+                 "where the filesystem honours syncfs: setup_device_write_bytes shows it)")
+        if page_cache == "on":
+            return CacheUse(f"{setup}; the read phase reads with the cache as setup left it "
+                            "(fio invalidate=0), as vdbench did: its reads may come from memory "
+                            "(device_read_share says how much)", buffered=True)
+        return CacheUse(f"{setup}; caches emptied before the read phase (remount / pool "
+                        "export), which reads with O_DIRECT where the filesystem takes it",
+                        buffered=False)
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         per_leaf, size, runtime = case.config
         files = layout(per_leaf)
@@ -82,36 +108,57 @@ class DedupSuite(Suite):
         job_path, _ = ctx.artifact("read.fio")
         out_path, out_rel = ctx.artifact("fio.json")
         log_path, _ = ctx.artifact("fio.log")
+        ctx.note_cache_policy(self)
         with self.mounted(ctx, case) as (path, inst):
             if inst is None:
                 raise UnitFailed("dedup measures space through the filesystem's own capacity: "
                                  "not with --mountpoint")
+            # the fresh filesystem: the study's df Used covered the directories too
+            before = settled_capacity(inst, path)
             for d in leaf_dirs():
                 (path / d).mkdir(parents=True)
-            before = settled_capacity(inst, path)
+            setup_dev = DeviceAccount(inst.devices)
             with step_usage() as setup:
                 with ThreadPoolExecutor(THREADS) as pool:
                     list(pool.map(lambda f: payload.write(path / f[0], f[1], size), files))
                 run(["sync", "-f", str(path)])
-            job_path.write_text(read_job(path, runtime, size))
+            # dedup writes less than it is given by design: bytes, not a share
+            setup_ms = setup_dev.measurements(prefix="setup_")
+            options = cachepolicy.apply(ctx.page_cache, read_options(path, runtime, size),
+                                        str(path), None, inst.driver, inst)
+            if ctx.page_cache == "off":
+                inst.cold_cache()      # not the cache setup left: the device
+            else:                      # vdbench drops nothing; fio would, file by file
+                options.options["invalidate"] = "0"
+            ctx.note_workload(read_phase={ctx.spec.label: options.description})
+            job_path.write_text(job_text(options.options))
+            daemon = inst.driver.serving_daemon()
+            acct = UnitAccount.start(inst.devices, daemon[1] if daemon else None)
             read = run_timed(["fio", "--output-format=json", f"--output={out_path}", str(job_path)],
                              log_path)
+            acct.stop()
             after = settled_capacity(inst, path, commit=True)
         logical = len(files) * size
-        ms = space_measurements(before, after, logical)
+        ms = space_measurements(before, after, logical) + setup_ms
         consumed = next(m.value for m in ms if m.metric == "space_consumed")
-        ms += [Measurement("setup_time", setup.elapsed_s, "s", "lower"),
+        # the study's reading: df's Used once the tree is written, over the data
+        ms += [Measurement("df_used", after["used_bytes"], "B", None),
+               Measurement("df_used_overhead_pct",
+                           100.0 * (after["used_bytes"] - logical) / logical, "%", "lower"),
+               Measurement("setup_time", setup.elapsed_s, "s", "lower"),
                Measurement("setup_throughput", logical / setup.elapsed_s, "B/s", "higher"),
                # the study's write rate: physical space written / time
                Measurement("setup_throughput_physical", consumed / setup.elapsed_s, "B/s", None),
                Measurement("cpu_busy_setup_system_wide", setup.cpu_system_wide, "%", None),
                Measurement("cpu_busy_read_system_wide", read.cpu_system_wide, "%", None)]
         try:
-            jobs = job_measurements(load_fio_output(out_path.read_bytes(), str(out_path)))
+            doc = load_fio_output(out_path.read_bytes(), str(out_path))
+            jobs = job_measurements(doc)
         except (FioParseError, OSError) as e:
             raise UnitFailed(f"read phase: {e}", ms) from None
         for job in jobs:
             for m in job.measurements:
                 m.artifact = out_rel
             ms += job.measurements
-        return ms
+        # what reached the devices during the read (device_read_share: memory or the disk)
+        return ms + acct.measurements(doc, read.elapsed_s, out_rel)

@@ -21,6 +21,20 @@ dirty would otherwise be paid by the next task. Capacity (available / raw
 partition) is taken after mount (initial) and, on a fresh mount after 11, once
 all files are gone (residual).
 
+What reached the test disk is counted per task, over the task and its writeback
+(fslab/system/devstat.py): device_read_bytes, device_write_bytes, device_ios and,
+for the copies, write_amplification (device bytes written / bytes copied) and, for
+the recopies, device_read_share (device bytes read / bytes copied; the source of
+03 and 06 is the other disk). They show what a time measured: a recopy that wrote
+a fraction of the file cloned it or left it in memory; one whose reads never
+reached the device read the page cache, as the study's buffered `cp` could.
+
+Copies are `cp -a --reflink=never`: since coreutils 9, plain `cp` clones shared
+extents where the filesystem can (XFS, Btrfs), and the study's copies copied data.
+mkfs writes inode tables and journal itself (ext2/3/4: -E lazy_itable_init=0,
+lazy_journal_init=0, as every mke2fs of 2006 did), so the timed mkfs pays for them
+and the timed mount does not wait for the kernel's background initialisation.
+
 The "other disk" is a separate ext4 loop image holding the ISO (one
 incompressible 700 MB file at paper) and S3's tree (fslab.workloads.support.data). It
 is built once per run, reused by every unit read-only and freshly mounted, so
@@ -40,19 +54,25 @@ from fslab import filesystems
 from fslab.system import state
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Instance
+from fslab.workloads.support.devices import DeviceAccount
 from fslab.workloads.support.keptfs import KeptImageTarget
 from fslab.system.measure import run_logged, step_usage
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import run
 from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
-from fslab.workloads.support.data import FileTree, Payload, s3_tree
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.support.data import COPY_DATA, COPY_MODE, FileTree, Payload, s3_tree
+from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register
 from fslab.workloads.capacity import S3_PARTITION_BYTES, capacity_share, raise_no_device
 
 S3_ISO_BYTES = 700_000_000
 ISO_FILE_ID = 1 << 40          # Payload id of the ISO: distinct from every tree file
 FIND_PATTERN = "f*7.dat"       # about one file in ten
+COPY = COPY_DATA
+CACHE_USE = CacheUse("buffered at every policy, as the study ran: the source disk is mounted "
+                     "fresh (cold reads), a recopy may read the page cache, writeback is timed "
+                     "on its own; device counters per task say what reached the disk",
+                     buffered=True)
 
 
 @register
@@ -66,6 +86,12 @@ class TasksSuite(Suite):
         return [Case("fileserver", config=profile.file_size(S3_ISO_BYTES),
                      image_bytes=S3_PARTITION_BYTES)]
 
+    def describe(self, case: Case) -> dict:
+        return {"parameters": {"iso_bytes": case.config, "copy": COPY_MODE}}
+
+    def cache_policy(self, page_cache: str) -> CacheUse:
+        return CACHE_USE
+
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise_no_device("tasks")
@@ -74,10 +100,20 @@ class TasksSuite(Suite):
         source = SourceDisk.for_run(ctx, iso_bytes=case.config)
         dataset, _ = ctx.artifact("dataset.json")
         dataset.write_text(json.dumps(source.describe(), indent=2))
-        inst = ctx.filesystem(case.image_bytes)
+        ctx.note_workload(copy=COPY_MODE)
+        ctx.note_cache_policy(self)
+        # the timed mkfs does all of mkfs's work, as 2006's did: nothing is left to the
+        # kernel to finish after the timed mount
+        if ctx.spec.ext4_lazy_init != "mkfs":
+            ctx.note_workload(mkfs_init=f"ext4_lazy_init = {ctx.spec.ext4_lazy_init!r} not "
+                                        "used: the timed mkfs writes inode tables and journal")
+        inst = ctx.filesystem(case.image_bytes, spec=ctx.spec.model_copy(
+            update={"ext4_lazy_init": "mkfs"}))
         ms: list[Measurement] = []
 
-        def task(name: str, step: Callable[[], object], writeback: bool = True) -> None:
+        def task(name: str, step: Callable[[], object], writeback: bool = True,
+                 copied: int = 0, reread: bool = False) -> None:
+            acct = DeviceAccount(inst.devices)
             with step_usage() as u:
                 step()
             ms.extend(u.measurements(name, log_rel))
@@ -85,6 +121,10 @@ class TasksSuite(Suite):
                 with step_usage() as w:
                     run(["sync", "-f", str(inst.mountpoint)])
                 ms.append(Measurement("writeback", w.elapsed_s, "s", "lower", log_rel, name))
+            if copied:
+                ms.append(Measurement("copied_bytes", copied, "B", None, log_rel, name))
+            ms.extend(acct.measurements(name, log_rel, wrote=copied,
+                                        read=copied if reread else 0))
 
         def cmd(argv: list, stdout: Path | None = None) -> Callable[[], None]:
             return lambda: run_logged([str(a) for a in argv], log, stdout)
@@ -98,11 +138,14 @@ class TasksSuite(Suite):
                 ctx.environment["filesystem"] = inst.effective()
                 ms.append(Measurement("capacity_initial", capacity_share(inst, mnt)[0], "%",
                                       "higher", log_rel, "02-mount"))
-                task("03-copy-iso", cmd(["cp", "-a", src / "iso.img", mnt / "iso.img"]))
-                task("04-recopy-iso", cmd(["cp", "-a", mnt / "iso.img", mnt / "iso-copy.img"]))
+                iso, tree = source.iso_bytes, source.tree.total_bytes
+                task("03-copy-iso", cmd([*COPY, src / "iso.img", mnt / "iso.img"]), copied=iso)
+                task("04-recopy-iso", cmd([*COPY, mnt / "iso.img", mnt / "iso-copy.img"]),
+                     copied=iso, reread=True)
                 task("05-remove-isos", cmd(["rm", "-rf", mnt / "iso.img", mnt / "iso-copy.img"]))
-                task("06-copy-tree", cmd(["cp", "-a", src / "tree", mnt / "tree"]))
-                task("07-recopy-tree", cmd(["cp", "-a", mnt / "tree", mnt / "tree-copy"]))
+                task("06-copy-tree", cmd([*COPY, src / "tree", mnt / "tree"]), copied=tree)
+                task("07-recopy-tree", cmd([*COPY, mnt / "tree", mnt / "tree-copy"]),
+                     copied=tree, reread=True)
                 # the study's "operations into the file tree": one copy of it
                 task("09-ls-R", cmd(["ls", "-R", mnt / "tree"], stdout=mnt / "listing.txt"))
                 task("10-find", cmd(["find", mnt / "tree", "-name", FIND_PATTERN], stdout=found))

@@ -77,6 +77,50 @@ def first_parent_commits(src: str, limit: int, ref: str = "HEAD") -> list[str]:
     return r.stdout.split()[:limit]
 
 
+def cache_root() -> Path:
+    """Where fetched histories are kept between runs (a kernel clone is gigabytes)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fslab" / "git"
+
+
+def fetch(url: str, root: Path | None = None, probe_timeout: float = 30,
+          clone_timeout: float = 12 * 3600) -> tuple[Path | None, str]:
+    """A local bare clone of `url` (made once, then reused): (path, "") or (None, why not).
+
+    A quick `git ls-remote` first, so a machine without network says so in seconds
+    instead of waiting out a clone."""
+    root = root or cache_root()
+    dest = root / (hashlib.sha1(url.encode()).hexdigest()[:12] + ".git")
+    if (dest / "fslab-complete").exists():
+        return dest, ""
+    import shutil
+    partial = dest.with_suffix(".partial")
+
+    def attempt(argv: list[str], timeout: float) -> str:
+        try:
+            r = run(argv, check=False, timeout=timeout, env={**os.environ, **GIT_ENV})
+        except StepFailed as e:     # timed out
+            return str(e)
+        lines = [ln for ln in (r.stderr or r.stdout).strip().splitlines() if ln.strip()]
+        # git's own reason is its first fatal line; advice about access rights follows it
+        fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        return "" if r.ok else ((fatal or lines or [f"exit {r.returncode}"])[0])
+    why = attempt(["git", "ls-remote", "--heads", url], probe_timeout)
+    if why:
+        return None, f"it could not be reached ({why})"
+    shutil.rmtree(partial, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    why = attempt(["git", "clone", "-q", "--bare", "--no-tags", "--single-branch", url,
+                   str(partial)], clone_timeout)
+    if why:
+        shutil.rmtree(partial, ignore_errors=True)
+        return None, f"cloning it failed ({why})"
+    git(["config", "uploadpack.allowAnySHA1InWant", "true"], partial)
+    shutil.rmtree(dest, ignore_errors=True)
+    partial.rename(dest)
+    (dest / "fslab-complete").touch()
+    return dest, ""
+
+
 # --- the generator ------------------------------------------------------------
 
 @dataclass(frozen=True)

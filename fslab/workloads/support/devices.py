@@ -1,0 +1,40 @@
+"""What reached a filesystem's devices during a step, next to the bytes the step moved.
+
+For suites that move file data without fio (tasks, largefile, smallfiles, dedup's
+setup): the block devices' own counters (fslab/system/devstat.py) from the start
+of a step to its end, and the same shares fio units record (docs/cache-and-
+accounting.md): write_amplification = device bytes written / bytes the step wrote,
+device_read_share = device bytes read / bytes the step read. A share far below 1
+says the step's time measured memory (a clone, a cached read, data still dirty),
+and the report flags it.
+"""
+from __future__ import annotations
+
+from fslab.records import Measurement
+from fslab.system import devstat
+
+
+class DeviceAccount:
+    """`acct = DeviceAccount(inst.devices)`, do the step, `acct.measurements(...)`."""
+
+    def __init__(self, devices: list[str]):
+        self.devices = devstat.block_devices(list(devices))
+        self.start = devstat.read(self.devices)
+
+    def measurements(self, case: str | None = None, artifact: str | None = None,
+                     wrote: int = 0, read: int = 0, prefix: str = "") -> list[Measurement]:
+        """Device bytes and I/Os since the start; the shares of `wrote` and `read` bytes
+        when given. Nothing when the filesystem has no block device to count."""
+        if not self.devices:
+            return []
+        d = devstat.read(self.devices) - self.start
+
+        def m(metric, value, unit):
+            return Measurement(prefix + metric, float(value), unit, None, artifact, case)
+        out = [m("device_read_bytes", d.read_bytes, "B"), m("device_write_bytes", d.write_bytes, "B"),
+               m("device_ios", d.ios, "count")]
+        if wrote:
+            out.append(m("write_amplification", d.write_bytes / wrote, "ratio"))
+        if read:
+            out.append(m("device_read_share", d.read_bytes / read, "ratio"))
+        return out
