@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.parametrize("script", ["overhead", "ingest", "stats"])
+@pytest.mark.parametrize("script", ["overhead", "ingest", "stats", "decide"])
 def test_bench_script_runs_under_the_project_python(script):
     # the shebang's python3 may lack fslab's dependencies: the script re-executes itself
     # with FSLAB_PYTHON (or <repo>/.venv/bin/python, which scripts/setup creates)

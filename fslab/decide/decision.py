@@ -26,6 +26,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
     others = [lv for lv in race.labels if lv != winner and race.values.get(lv)]
     mde = (smallest_detectable(race.values, winner, others, race.alpha_look, max(1, len(alive) - 1))
            if winner else math.nan)
+    amplification = _medians(store.records(run_id), "write_amplification")
     rows = []
     for lv in race.labels:
         info = d.candidates.get(lv, {})
@@ -33,10 +34,18 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
                "changed": info.get("changed", ""), "safety": info.get("safety", "safe"),
                "trades": info.get("trades", ""), "rounds": len(race.values.get(lv, {})),
                "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
-               "eliminated_round": None, "why": ""}
+               "eliminated_round": None, "why": "",
+               # device bytes written per byte fio wrote (the device counters of its units)
+               "write_amplification": _num(amplification.get(lv))}
         if lv in post:
             row["p_best"] = _num(post[lv]["p_best"])
             row["expected_loss"] = _num(post[lv]["expected_loss"])
+        elif winner and race.values.get(lv):
+            # eliminated: its chance to beat the winner on the rounds both ran, an upper
+            # bound of its P(best), and the loss of choosing it over the winner
+            duel = posterior(race.values, [winner, lv], race.better, seed=plan.run.seed)
+            row["p_best"] = _num(duel[lv]["p_best"])
+            row["expected_loss"] = _num(duel[lv]["expected_loss"])
         if winner and lv != winner and race.values.get(lv):
             t = race.pair(winner, lv)
             row["ratio"] = _num(t["ratio"])
@@ -54,19 +63,35 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
         rows.append(row)
     rows.sort(key=lambda r: (r["eliminated_round"] is not None, -(r["eliminated_round"] or 0),
                              -(r["p_best"] or 0)))
-    ties = alive if race.stopped == TIE else []
-    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "budget spent", None: "unfinished"}[race.stopped]
+    # more than one left: a tie, either shown within delta (equivalent) or only not
+    # separated when the rounds or the budget ran out (said apart: the first is a finding,
+    # the second the limit of this run, whose smallest detectable difference says how far)
+    ties = alive if len(alive) > 1 else []
+    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "tie", None: "unfinished"}[race.stopped]
     return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
+            "equivalent": race.stopped == TIE, "stopped": {WINNER: "one left", TIE: "within delta",
+                                                          BUDGET: "rounds or budget spent",
+                                                          None: "interrupted"}[race.stopped],
             "finalists": alive, "metric": measure.describe(), "better": race.better,
             "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
-            "delta": d.delta, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
+            "delta": d.delta, "max_rounds": d.max_rounds, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
             "candidates": rows, "mde": _num(mde), "rounds": rounds,
             "units_run": sum(1 for u in units if u["status"] in ("done", "failed")),
-            "units_full_factorial": len(race.labels) * rounds * _cases(plan, units),
+            # every candidate in every round up to the race's maximum: what a fixed design costs
+            "units_full_factorial": len(race.labels) * d.max_rounds * _cases(plan, units),
             "left_out": list(d.left_out),
             "commands": _commands(specs[winner]) if winner else [],
             "traded": [r["label"] + ": " + r["trades"] for r in rows
                        if r["label"] in (ties or [winner]) and r["safety"] == "trade"]}
+
+
+def _medians(records, metric: str) -> dict[str, float]:
+    """label -> median of `metric` over its units (all workloads)."""
+    from fslab.analysis.groups import FS_FACTOR, level_labels
+    r = records[records["metric"] == metric]
+    if r.empty:
+        return {}
+    return r.assign(level=level_labels(r, FS_FACTOR)).groupby("level")["value"].median().to_dict()
 
 
 def _cases(plan: Plan, units: list[dict]) -> int:
@@ -93,23 +118,32 @@ def text(dec: dict) -> list[str]:
     if dec["verdict"] == "winner":
         lines.append(f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
                      f"{dec['better']} is better)")
-    elif dec["verdict"] == "tie":
+    elif dec["verdict"] == "tie" and dec["equivalent"]:
         lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
                      f"(leader {dec['winner']}); {dec['metric']}")
+    elif dec["verdict"] == "tie":
+        lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
+                     f"rounds, but they were not shown to be within {dec['delta']:.0%} of each "
+                     f"other either (see the smallest difference below); leader {dec['winner']}; "
+                     f"{dec['metric']}")
     else:
         lines.append(f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
                      f"best guess {dec['winner']} ({dec['metric']})")
-    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run (a full factorial of "
-                 f"the same rounds: {dec['units_full_factorial']}); smallest difference this run "
+    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run (every candidate in "
+                 f"all {dec.get('max_rounds', dec['rounds'])} rounds: {dec['units_full_factorial']}); smallest difference this run "
                  f"could find with 80% power: {pct(dec['mde'])}")
-    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss  status")
+    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
+    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
+                 + ("  write ampl." if amp else "") + "  status")
     for r in dec["candidates"]:
         ci = r["ratio_ci"]
         ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
                  + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != dec["winner"] else ""))
         status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "")
+        wa = r["write_amplification"]
         lines.append(f"  {r['label']:<30} {ratio:<26} {pct(r['p_best']) if r['p_best'] is not None else '—':>7}"
-                     f"  {pct(r['expected_loss']) if r['expected_loss'] is not None else '—':>9}  {status}")
+                     f"  {pct(r['expected_loss']) if r['expected_loss'] is not None else '—':>9}"
+                     + (f"  {('—' if wa is None else f'{wa:.2f}×'):>11}" if amp else "") + f"  {status}")
     for t in dec["traded"]:
         lines.append(f"  traded: {t}")
     if dec["commands"]:

@@ -39,7 +39,13 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
+    # a job file's jobs answer it; its workload-level row (CPU efficiency, fio's own use)
+    # does not
+    jobs = {(s, c) for s, c, p in zip(ranked["suite"], ranked["case"], ranked["params"])
+            if '"job"' in str(p)}
     for (suite, case, params), g in ranked.groupby(["suite", "case", "params"], sort=True):
+        if (suite, case) in jobs and '"job"' not in str(params):
+            continue
         present = set(g["metric"])
         chosen = metric if metric else next(iter(answer_metrics(case, params, present)), None)
         if chosen in present:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
+from fslab.report.terminal import decisions
 from fslab.report.load import Loaded
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
@@ -60,6 +61,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
            "failed_units": loaded.failed_units,
            "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
            "claims": claims_json(run, loaded.records),
+           "decisions": decisions(loaded.runs),
            "records": json.loads(loaded.records.to_json(orient="records"))}
     path.write_text(json.dumps(doc, indent=1, default=_plain))
 
@@ -131,6 +133,9 @@ def markdown(loaded: Loaded) -> str:
     from fslab.report.headline import headline, headline_text
     answer = headline_text(headline(a, loaded.records))
     if answer:
+        for dec in decisions(loaded.runs):
+            from fslab.decide.decision import text
+            lines += [f"## Decision (fslab decide, run {dec['run']})", "", "```"] + text(dec) + ["```", ""]
         lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
                  [f"- {x}" for x in answer] + [""]
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)

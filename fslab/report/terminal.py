@@ -110,6 +110,11 @@ def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
         console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
 
 
+def decisions(runs: list[dict]) -> list[dict]:
+    """The decisions `fslab decide` stored with its runs."""
+    return [d for r in runs if (d := ((r.get("environment") or {}).get("decide") or {}).get("decision"))]
+
+
 def print_answer(loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
@@ -123,9 +128,14 @@ def print_answer(loaded, console: Console) -> None:
     if lines:
         how = measured_as(loaded.runs, loaded.records)
         cache = f" ({how})" if how else ""
-        console.print(f"[bold]Answer[/] — best first per workload; {LEGEND}{escape(cache)}")
+        console.print(f"[bold]Answer[/] — best first per workload; {escape(LEGEND + cache)}")
         for line in lines:
             console.print(f"  {escape(line)}")
+    for dec in decisions(loaded.runs):     # a decide's race: its decision, as decide said it
+        from fslab.decide.decision import text
+        console.print(f"[bold]Decision[/] (fslab decide, run {dec['run']})")
+        for line in text(dec):
+            console.print(escape(line), highlight=False)
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
     if unchecked:   # where the answer would flag numbers served from memory
         console.print(f"[yellow]{escape(unchecked)}[/]")

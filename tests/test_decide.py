@@ -1,0 +1,105 @@
+"""fslab decide's race, posterior and candidates on fixed or seeded data (no mounts)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fslab.decide.candidates import from_catalogue, variant_name
+from fslab.decide.posterior import posterior, smallest_detectable
+from fslab.decide.race import BUDGET, TIE, WINNER, Race
+from fslab.errors import FslabError
+
+
+def run_race(truth: dict[str, float], own: float, drift: float = 0.05, seed: int = 1,
+             max_rounds: int = 10, better: str = "higher") -> Race:
+    rng = np.random.default_rng(seed)
+    race = Race(list(truth), better, max_rounds=max_rounds)
+    for r in range(1, max_rounds + 1):
+        shared = rng.lognormal(0, drift)
+        for lv in race.survivors:
+            race.record(lv, r, truth[lv] * shared * rng.lognormal(0, own))
+        race.look(r)
+        if race.stopped:
+            break
+    return race
+
+
+def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test():
+    race = run_race({"ext4": 1.0, "ext4:sync": 0.3}, own=0.02)
+    e = race.eliminated["ext4:sync"]
+    assert e.round == 3 and race.stopped == WINNER and race.survivors == ["ext4"]
+    assert e.test == "paired t-test on within-round log ratios"
+    a = np.log([race.values["ext4"][r] for r in (1, 2, 3)])
+    b = np.log([race.values["ext4:sync"][r] for r in (1, 2, 3)])
+    assert e.p == pytest.approx(stats.ttest_rel(b, a).pvalue)
+    assert e.alpha == pytest.approx(0.05 / 8)        # Bonferroni over the looks of rounds 3..10
+    assert "below ext4 within rounds" in e.why
+
+
+def test_identical_candidates_end_as_a_tie_within_delta_when_the_noise_allows():
+    race = run_race({"a": 1.0, "b": 1.0}, own=0.003)
+    assert race.stopped == TIE and not race.eliminated
+
+
+def test_noisy_identical_candidates_are_never_called_different_but_not_equivalent_either():
+    race = run_race({"a": 1.0, "b": 1.0}, own=0.3, seed=3)
+    assert race.stopped == BUDGET and not race.eliminated
+
+
+def test_lower_is_better_eliminates_the_slower():
+    race = run_race({"fast": 1.0, "slow": 2.0}, own=0.02, better="lower")
+    assert list(race.eliminated) == ["slow"]
+
+
+def test_race_false_eliminations_stay_under_alpha_for_the_whole_race():
+    """A/A over many races: an eliminated twin in at most ~5% of races (Bonferroni over
+    looks makes it conservative)."""
+    wrong = sum(bool(run_race({"a": 1.0, "b": 1.0, "c": 1.0}, own=0.02, seed=s).eliminated)
+                for s in range(200))
+    assert wrong / 200 <= 0.05
+
+
+def test_posterior_is_a_distribution_and_favours_the_better():
+    values = {"a": {r: 100.0 + r % 3 for r in range(1, 9)}, "b": {r: 90.0 + r % 2 for r in range(1, 9)}}
+    post = posterior(values, ["a", "b"], "higher")
+    assert sum(p["p_best"] for p in post.values()) == pytest.approx(1.0)
+    assert post["a"]["p_best"] == 1.0 and post["a"]["expected_loss"] == 0.0
+    assert post["b"]["expected_loss"] == pytest.approx(1 - np.mean([90 + r % 2 for r in range(1, 9)]) /
+                                                        np.mean([100 + r % 3 for r in range(1, 9)]), abs=0.01)
+    same = posterior({"a": {1: 1.0, 2: 2.0, 3: 1.5}, "b": {1: 1.5, 2: 1.5, 3: 1.5}}, ["a", "b"], "higher")
+    assert 0.2 < same["a"]["p_best"] < 0.8
+
+
+def test_smallest_detectable_difference_grows_with_noise():
+    rng = np.random.default_rng(0)
+    quiet = {lv: {r: math.exp(rng.normal(0, 0.01)) for r in range(1, 9)} for lv in "ab"}
+    loud = {lv: {r: math.exp(rng.normal(0, 0.10)) for r in range(1, 9)} for lv in "ab"}
+    assert 0 < smallest_detectable(quiet, "a", ["b"], 0.05, 1) < smallest_detectable(loud, "a", ["b"], 0.05, 1)
+
+
+def test_catalogue_candidates_vary_one_option_and_respect_safety():
+    cs = from_catalogue(["zfs"], {"safe"})
+    labels = [c.label for c in cs.candidates]
+    assert labels[0] == "zfs" and "zfs:recordsize-8k" in labels
+    rs = next(c for c in cs.candidates if c.label == "zfs:recordsize-8k")
+    assert rs.spec.properties == {"recordsize": "8k"} and rs.safety == "safe"
+    assert all(c.safety == "safe" for c in cs.candidates)
+    ext4 = from_catalogue(["ext4"], {"safe"})
+    assert any("data=writeback" in line for line in ext4.left_out)           # a trade, said
+    traded = from_catalogue(["ext4"], {"safe", "trade"})
+    wb = next(c for c in traded.candidates if c.changed == "data=writeback")
+    assert wb.safety == "trade" and wb.trades and wb.spec.mount_options == ["data=writeback"]
+    with pytest.raises(FslabError, match="--max-candidates"):
+        from_catalogue(["ext4", "xfs", "btrfs", "zfs"], {"safe", "trade"})
+    only = from_catalogue(["zfs"], {"safe"}, keys={"recordsize"})
+    assert {c.changed for c in only.candidates} - {"defaults"} <= {f"recordsize={x}" for x in
+                                                                   ("4k", "8k", "16k", "32k", "64k", "256k", "1M")}
+
+
+def test_variant_names_are_valid_and_readable():
+    assert variant_name("recordsize=8k") == "recordsize-8k"
+    assert variant_name("-I 512") == "I512"
+    assert variant_name("-O ^has_journal") == "Ono-has_journal"
