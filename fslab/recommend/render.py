@@ -160,13 +160,14 @@ def html(rec: Recommendation) -> str:
 
 
 def _method() -> str:
-    return ("Scores come from measured criteria only, from the tiers of the Holm-corrected "
-            "pairwise tests: on each job's measure (IOPS and bandwidth of a job are one measure) "
-            "a filesystem scores 1 in the best tier, else the median ratio of its tier's leader to "
-            "the best (inverted for lower-is-better metrics; 0 behind a best of 0), so filesystems "
-            "that cannot be told apart score alike and a 0.98x filesystem nearly as much as the best; "
-            "counts of trials (damaged blocks), tested pooled over rounds, score 1 minus the "
-            "difference of the leader's rate to the best's; a criterion is "
+    return ("Scores come from measured criteria only, from the Holm-corrected pairwise tests: "
+            "on each job's measure (IOPS and bandwidth of a job are one measure) a filesystem "
+            "scores as its peer, the best-ranked filesystem no test separates it from: 1 when "
+            "that is the best, else the peer's ratio to the best (inverted for lower-is-better "
+            "metrics; 0 behind a best of 0), so filesystems that cannot be told apart score "
+            "alike and a 0.98x filesystem nearly as much as the best; counts of trials (damaged "
+            "blocks), tested pooled over rounds, score 1 minus the difference of the peer's "
+            "rate to the best's; a criterion is "
             "the mean over its measures. Total = weighted mean x 100 over the measured "
             "criteria; totals within 0.5 share a rank. Features (documented claims, or probes of "
             "them; '(doc)' = documentation only) are stated capabilities shown with their weight, "

@@ -1,16 +1,17 @@
 """Score filesystems against weighted criteria, every point tied to its evidence.
 
-Only measured criteria score, from the tiers of fslab.analysis (Holm-corrected
-pairwise tests; a tier is what the tests cannot tell apart). Each (job, measure) counts
-once (fslab.recommend.measures: IOPS and bandwidth of a job are one measure). On it, a
-filesystem scores how close its tier is to the best: 1 in the best tier, else the
-median ratio of its tier's leader to the best (inverted for lower-is-better metrics:
-3x the best latency scores 1/3). So every member of a tier scores the same, 0.98x of
-the best counts almost as much as the best, and 0.014x counts almost nothing. A best
-of 0 (0 silently corrupted blocks) still scores 1; behind it a ratio is infinite, so a
-lower tier scores 0, its limit. Counts of trials compared pooled (8 of 8 damaged blocks
-returned silently, fslab/analysis/counts.py) score 1 minus the rate difference of their
-tier's leader to the best: 3 of 8 silent behind 0 of 8 scores 0.625. A
+Only measured criteria score, from the ranking of fslab.analysis (Holm-corrected
+pairwise tests: two filesystems are apart only when their own test says so). Each (job,
+measure) counts once (fslab.recommend.measures: IOPS and bandwidth of a job are one
+measure). On it, a filesystem scores as its peer, the best-ranked filesystem no test
+separates it from: 1 when that is the best, else the peer's ratio to the best (inverted
+for lower-is-better metrics: 3x the best latency scores 1/3). So a filesystem the tests
+cannot tell from a better one scores as that one, 0.98x of the best counts almost as
+much as the best, and 0.014x counts almost nothing. A best of 0 (0 silently corrupted
+blocks) still scores 1; behind it a ratio is infinite, so a separated filesystem scores
+0, its limit. Counts of trials compared pooled (8 of 8 damaged blocks returned silently,
+fslab/analysis/counts.py) score 1 minus the rate difference of their peer to the best:
+3 of 8 silent behind 0 of 8 scores 0.625. A
 criterion's score is the mean over its measures; the total is the weighted mean over
 the measured criteria, 0-100.
 
