@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import REPO, fslab_cmd
-from test_remote import NamespaceHosts, ensure_iproute2, sh
+from test_remote import NamespaceHosts, ensure_iproute2, sh, wait_until
 
 pytestmark = [
     pytest.mark.e2e,
@@ -92,16 +92,6 @@ def descendants(pid: int, procs: dict[int, tuple[int, str]] | None = None) -> li
 def matching(*words: str) -> list[str]:
     return [f"{p} {cmd}" for p, (_, cmd) in processes().items()
             if all(w in cmd for w in words)]
-
-
-def wait_until(check, timeout: float, step: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(step)
-    return check()
 
 
 # the test's sshd ---------------------------------------------------------------------
@@ -213,6 +203,9 @@ Host {self.address}
                 self.proc.kill()
                 self.proc.wait()
             self.log.close()
+            # the sessions got SIGTERM, and were orphaned when the listener exited: wait
+            # for them (bounded) instead of looking at once
+            wait_until(lambda: not matching(SSHD, str(self.d)), 10)
             left = matching(SSHD, str(self.d))
         if self.made_run_sshd:
             try:
@@ -306,6 +299,14 @@ def far_side_clean(far: SshHost, workdir: Path, sessions: bool = True) -> list[s
     return left
 
 
+def far_side_left(far: SshHost, workdir: Path) -> list[str]:
+    """far_side_clean once the ended run's sshd session has had time to exit: the
+    client's exit does not wait for the server's session process, so a look at once
+    can still find it. Anything else still there after 10 s is a leftover."""
+    wait_until(lambda: far_side_clean(far, workdir) == [], 10)
+    return far_side_clean(far, workdir)
+
+
 def near_side_clean(ns: NamespaceHosts, workdir: Path, tmp_path: Path) -> list[str]:
     left = [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines()
             if str(workdir) in ln]
@@ -348,7 +349,7 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     assert ext4["target"]["workdir"] == str(w["far"])
     assert "per host" in p.stdout and "far" in p.stdout and "near" in p.stdout
     # nothing left on either side; the sshd has no session any more
-    assert far_side_clean(far, w["far"]) == []
+    assert far_side_left(far, w["far"]) == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 
@@ -391,7 +392,7 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
     assert len(df[(df["host"] == "near") & (df["metric"] == "read_iops")]) == 4
     assert len(df[(df["host"] == "far") & (df["metric"] == "read_iops")]) == 4 - len(failed)
     assert f"{len(failed)} failed" in out
-    assert far_side_clean(far, w["far"]) == []
+    assert far_side_left(far, w["far"]) == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 
