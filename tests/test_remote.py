@@ -386,3 +386,15 @@ def test_hosts_file_errors_name_file_line_and_field(tmp_path):
         hostfile.from_plan(tomllib.loads(plan_text)["hosts"], plan_text, "p.toml")
     six = hostfile.parse('[[host]]\nname = "v6"\naddress = "fd00::2"\nport = 9000\n', "h")
     assert six.host[0].fio_address == "ip6:fd00::2,9000"
+    # transport: an SSH host's server listens on its loopback unless "direct" is asked
+    # for (then it needs an address); a local host has no SSH connection to carry fio's
+    two = hostfile.parse('[[host]]\nname = "a"\nssh = "me@a"\n\n[[host]]\nname = "b"\n'
+                         'ssh = "me@b"\ntransport = "direct"\naddress = "10.0.0.2"\n', "h")
+    assert [(h.transport, h.fio_address) for h in two.host] == \
+        [("ssh", "ip:127.0.0.1,8765"), ("direct", "ip:10.0.0.2,8765")]
+    with pytest.raises(FslabError, match=r'address is required with transport = "direct"'):
+        hostfile.parse('[[host]]\nname = "a"\nssh = "me@a"\ntransport = "direct"\n', "h")
+    with pytest.raises(FslabError, match=r'transport = "ssh" needs an SSH destination'):
+        hostfile.parse('[[host]]\nname = "a"\naddress = "x"\ntransport = "ssh"\n', "h")
+    assert hostfile.parse('[[host]]\nname = "a"\naddress = "x"\n', "h").host[0].transport \
+        == "direct"
