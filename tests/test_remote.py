@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -31,6 +33,50 @@ FIO_PORT = 8765
 
 def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(argv, check=check, capture_output=True, text=True)
+
+
+def wait_until(check, timeout: float, step: float = 0.1):
+    """check()'s first true value within `timeout` seconds, else its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(step)
+    return check()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes (not zombies) of process group `pgid`."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{d}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(d))
+    return out
+
+
+def kill_group_and_wait(proc: subprocess.Popen, timeout: float = 10.0) -> list[int]:
+    """SIGKILL the process group a test started (with start_new_session) and wait, up to
+    `timeout`, until none of it is left; the pids still there then. fio's server forks a
+    child per client connection: the leader's death neither takes it along nor waits
+    for it, so a check right after `proc.wait()` can still find it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=timeout)
+    wait_until(lambda: not group_members(proc.pid), timeout)
+    return group_members(proc.pid)
+
+
+def netns_pids(netns: str) -> list[str]:
+    return sh("ip", "netns", "pids", netns, check=False).stdout.split()
 
 
 def ensure_iproute2() -> None:
@@ -64,10 +110,12 @@ class NamespaceHosts:
     def remove(self) -> list[str]:
         left = []
         for h in self.hosts:
-            # a process still inside would keep the namespace's network alive: stop it
-            pids = sh("ip", "netns", "pids", h["netns"], check=False).stdout.split()
-            for pid in pids:
+            # a process still inside would keep the namespace's network alive: stop it,
+            # and wait until it is gone (SIGKILL is delivered, not waited for)
+            for pid in netns_pids(h["netns"]):
                 sh("kill", "-9", pid, check=False)
+            if not wait_until(lambda: not netns_pids(h["netns"]), 10):
+                left.append(f"{h['netns']} (pids {' '.join(netns_pids(h['netns']))})")
             sh("ip", "link", "del", h["veth"], check=False)
             sh("ip", "netns", "del", h["netns"], check=False)
             if h["netns"] in sh("ip", "netns", "list").stdout:
@@ -131,8 +179,8 @@ def store_of(results: Path):
 
 
 def assert_no_leftovers(hosts: NamespaceHosts, workdir: Path, state_dir: Path) -> None:
-    for h in hosts.hosts:   # fslab stopped the fio servers it started
-        assert sh("ip", "netns", "pids", h["netns"]).stdout.split() == [], h["netns"]
+    for h in hosts.hosts:   # fslab stopped (and waited for) the fio servers it started
+        assert netns_pids(h["netns"]) == [], h["netns"]
     mounts = Path("/proc/self/mounts").read_text()
     assert str(workdir) not in mounts
     assert str(workdir) not in sh("losetup", "-a").stdout
@@ -223,22 +271,20 @@ def test_failed_host_is_recorded_and_resume_retries_only_it(hosts, tmp_path):
     assert set(store.records(run_id)["host"]) == {"h1", "h2"}
     # someone starts h3's server (as a systemd unit would); resume redoes h3 only
     h3 = hosts.hosts[2]
+    # in a session of its own: its connection children are stopped with it, as a group
     server = subprocess.Popen(["nsenter", f"--net=/run/netns/{h3['netns']}", "--", "fio",
                                f"--server=ip:{h3['address']},{FIO_PORT}"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
     try:
         from fslab.remote.server import listening
-        import time
-        for _ in range(50):
-            if listening(h3["address"], FIO_PORT):
-                break
-            time.sleep(0.1)
+        assert wait_until(lambda: listening(h3["address"], FIO_PORT), 10)
         p2, store, _ = one_run(hosts, tmp_path, "each", server={"h3": "reuse"}, resume=run_id)
         assert p2.returncode == 0, p2.stdout + p2.stderr
         assert server.poll() is None, "fslab stopped a server it did not start"
     finally:
-        server.kill()
-        server.wait()
+        left = kill_group_and_wait(server)
+    assert left == [], f"the test's fio server group still has {left}"
     after = {(u["host"], u["case"], u["iteration"]): u for u in store.units(run_id)}
     assert {u["status"] for u in after.values()} == {"done"}
     for k, u in units.items():    # what was done before was not run again
@@ -340,3 +386,15 @@ def test_hosts_file_errors_name_file_line_and_field(tmp_path):
         hostfile.from_plan(tomllib.loads(plan_text)["hosts"], plan_text, "p.toml")
     six = hostfile.parse('[[host]]\nname = "v6"\naddress = "fd00::2"\nport = 9000\n', "h")
     assert six.host[0].fio_address == "ip6:fd00::2,9000"
+    # transport: an SSH host's server listens on its loopback unless "direct" is asked
+    # for (then it needs an address); a local host has no SSH connection to carry fio's
+    two = hostfile.parse('[[host]]\nname = "a"\nssh = "me@a"\n\n[[host]]\nname = "b"\n'
+                         'ssh = "me@b"\ntransport = "direct"\naddress = "10.0.0.2"\n', "h")
+    assert [(h.transport, h.fio_address) for h in two.host] == \
+        [("ssh", "ip:127.0.0.1,8765"), ("direct", "ip:10.0.0.2,8765")]
+    with pytest.raises(FslabError, match=r'address is required with transport = "direct"'):
+        hostfile.parse('[[host]]\nname = "a"\nssh = "me@a"\ntransport = "direct"\n', "h")
+    with pytest.raises(FslabError, match=r'transport = "ssh" needs an SSH destination'):
+        hostfile.parse('[[host]]\nname = "a"\naddress = "x"\ntransport = "ssh"\n', "h")
+    assert hostfile.parse('[[host]]\nname = "a"\naddress = "x"\n', "h").host[0].transport \
+        == "direct"

@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import REPO, fslab_cmd
-from test_remote import NamespaceHosts, ensure_iproute2, sh
+from test_remote import NamespaceHosts, ensure_iproute2, sh, wait_until
 
 pytestmark = [
     pytest.mark.e2e,
@@ -89,27 +89,27 @@ def descendants(pid: int, procs: dict[int, tuple[int, str]] | None = None) -> li
     return found
 
 
-def matching(*words: str) -> list[str]:
+def matching(*words: str, netns: str | None = None) -> list[str]:
+    """Live processes whose command line has every word (and, given `netns`, that run
+    in that network namespace)."""
     return [f"{p} {cmd}" for p, (_, cmd) in processes().items()
-            if all(w in cmd for w in words)]
+            if all(w in cmd for w in words) and (netns is None or in_netns(p, netns))]
 
 
-def wait_until(check, timeout: float, step: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(step)
-    return check()
+def in_netns(pid: int, netns: str) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{netns}").st_ino
+    except OSError:
+        return False
 
 
 # the test's sshd ---------------------------------------------------------------------
 class SshHost:
     """sshd in namespace `ns` at `address`; keys, configs, state all under `d`."""
 
-    def __init__(self, ns: dict, d: Path):
+    def __init__(self, ns: dict, d: Path, extra_config: str = ""):
         self.ns, self.d, self.address = ns, d, ns["address"]
+        self.extra_config = extra_config      # more sshd_config lines
         self.proc: subprocess.Popen | None = None
         self.made_run_sshd = False
 
@@ -138,6 +138,7 @@ PidFile {d / 'sshd.pid'}
 LogLevel VERBOSE
 # the agent's resources are noted here, not in this machine's /run/fslab
 SetEnv FSLAB_STATE_DIR={self.state}
+{self.extra_config}
 """)
         key_type, key = (d / "host_key.pub").read_text().split()[:2]
         (d / "known_hosts").write_text(f"[{self.address}]:{self.port} {key_type} {key}\n")
@@ -167,11 +168,15 @@ Host {self.address}
     def pid(self) -> int:      # ip netns exec execs sshd: the listener's own pid
         return self.proc.pid
 
-    def spec(self, workdir: Path) -> list[str]:
-        """The [[host]] lines of this host in a hosts.toml."""
-        return ['name = "far"', f'address = "{self.address}"', f'ssh = "root@{self.address}"',
-                f'ssh_options = ["-F", "{self.d / "ssh_config"}"]',
-                f'python = "{sys.executable}"', f'workdir = "{workdir}"']
+    def spec(self, workdir: Path, transport: str = "") -> list[str]:
+        """The [[host]] lines of this host in a hosts.toml (transport "": the default,
+        ssh, which needs no address; "direct" binds fio's server to the host's address)."""
+        lines = ['name = "far"', f'ssh = "root@{self.address}"',
+                 f'ssh_options = ["-F", "{self.d / "ssh_config"}"]',
+                 f'python = "{sys.executable}"', f'workdir = "{workdir}"']
+        if transport:
+            lines += [f'transport = "{transport}"', f'address = "{self.address}"']
+        return lines
 
     def mounts(self, needle: str) -> list[str]:
         """Mounts under `needle` in the sshd's (the far side's) mount namespace."""
@@ -213,6 +218,9 @@ Host {self.address}
                 self.proc.kill()
                 self.proc.wait()
             self.log.close()
+            # the sessions got SIGTERM, and were orphaned when the listener exited: wait
+            # for them (bounded) instead of looking at once
+            wait_until(lambda: not matching(SSHD, str(self.d)), 10)
             left = matching(SSHD, str(self.d))
         if self.made_run_sshd:
             try:
@@ -255,12 +263,13 @@ def own_state(tmp_path, monkeypatch):
 
 
 def write_files(tmp_path: Path, ns: NamespaceHosts, far: SshHost, mode: str,
-                iterations: int = 2, workloads=("randread", "seqwrite")) -> dict:
+                iterations: int = 2, workloads=("randread", "seqwrite"),
+                transport: str = "") -> dict:
     near = ns.hosts[1]
     w = {"far": tmp_path / "far-work", "near": tmp_path / "near-work"}
     plan = PLAN.format(iterations=iterations, workloads=orjson.dumps(list(workloads)).decode())
     (tmp_path / "plan.toml").write_text(plan)
-    lines = [f'mode = "{mode}"', "port = 8765", "", "[[host]]", *far.spec(w["far"]),
+    lines = [f'mode = "{mode}"', "port = 8765", "", "[[host]]", *far.spec(w["far"], transport),
              "", "[[host]]", 'name = "near"', f'address = "{near["address"]}"',
              f'netns = "{near["netns"]}"', f'workdir = "{w["near"]}"']
     (tmp_path / "hosts.toml").write_text("\n".join(lines) + "\n")
@@ -285,6 +294,29 @@ def wait_for_far_mount(run: subprocess.Popen, far: "SshHost", workdir: Path) -> 
     assert run.poll() is None, run.stdout.read()
 
 
+# who can reach fio's server ----------------------------------------------------------
+def reachable(address: str, port: int) -> bool:
+    """A TCP connection to address:port from the root namespace (only ever to addresses
+    of the test's own namespaces)."""
+    try:
+        with socket.create_connection((address, port), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def tcp_listeners(netns: str | None = None) -> list[tuple[str, str]]:
+    """(local address:port, ss's users column) of every listening TCP socket."""
+    argv = ["ss", "-Htlnp"]
+    if netns:
+        argv = ["nsenter", f"--net=/run/netns/{netns}", "--", *argv]
+    out = []
+    for ln in sh(*argv).stdout.splitlines():
+        cols = ln.split()
+        out.append((cols[3], " ".join(cols[5:])))
+    return out
+
+
 def store_of(tmp_path: Path):
     from fslab.store import Store
     return Store(tmp_path / "results")
@@ -295,7 +327,8 @@ def far_side_clean(far: SshHost, workdir: Path, sessions: bool = True) -> list[s
     left = [f"mount {m}" for m in far.mounts(str(workdir))]
     left += [f"loop {ln}" for ln in sh("losetup", "-a").stdout.splitlines() if str(workdir) in ln]
     left += [f"agent {p}" for p in matching("fslab.remote.agent", str(workdir))]
-    left += [f"fio server {p}" for p in matching("fio", f"--server=ip:{far.address},")]
+    # on its address (transport direct) or its loopback (ssh): any fio server in there
+    left += [f"fio server {p}" for p in matching("fio", "--server=", netns=far.ns["netns"])]
     if sessions:
         left += [f"sshd session {p}" for p in far.sessions()]
     if workdir.exists():
@@ -304,6 +337,14 @@ def far_side_clean(far: SshHost, workdir: Path, sessions: bool = True) -> list[s
         noted = orjson.loads((far.state / "resources.json").read_bytes())
         left += [f"agent's state {e['kind']} {e['id']}" for e in noted]
     return left
+
+
+def far_side_left(far: SshHost, workdir: Path) -> list[str]:
+    """far_side_clean once the ended run's sshd session has had time to exit: the
+    client's exit does not wait for the server's session process, so a look at once
+    can still find it. Anything else still there after 10 s is a leftover."""
+    wait_until(lambda: far_side_clean(far, workdir) == [], 10)
+    return far_side_clean(far, workdir)
 
 
 def near_side_clean(ns: NamespaceHosts, workdir: Path, tmp_path: Path) -> list[str]:
@@ -320,9 +361,35 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     ns, far = net
     w = write_files(tmp_path, ns, far, "parallel")
     before = far.accepted()
-    p = subprocess.run(fslab_run_argv(tmp_path), capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "COLUMNS": "200"})
-    assert p.returncode == 0, p.stdout + p.stderr
+    run = start_run(tmp_path)
+    try:
+        # during the run: fio's server listens on the far host's loopback only, and
+        # fio's connection goes through a Unix socket of the run's ssh, only root's
+        wait_for_far_mount(run, far, w["far"])
+        far_fio = [a for a, users in tcp_listeners(far.ns["netns"]) if '"fio"' in users]
+        here = {p for p in descendants(run.pid)}
+        forwards = [cmd for p, (_, cmd) in processes().items()
+                    if p in here and cmd.startswith("ssh ") and " -L " in cmd]
+        # the root namespace routes to far's address (the namespaces only to it): the
+        # coordinator's view is the one a neighbour on the network would have
+        exposed = reachable(far.address, 8765)
+        listening_here = [(a, users) for a, users in tcp_listeners()
+                          if any(f"pid={p}," in users for p in here)]
+        sock = Path(forwards[0].split(" -L ")[1].split(":")[0]) if forwards else None
+        modes = (oct(sock.stat().st_mode & 0o777), oct(sock.parent.stat().st_mode & 0o777)) \
+            if sock else None
+        out, _ = run.communicate(timeout=600)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, out
+    assert far_fio and set(far_fio) == {"127.0.0.1:8765"}, far_fio
+    assert not exposed, f"{far.address}:8765 answers from another namespace"
+    assert listening_here == [], listening_here
+    assert len(forwards) == 1, forwards
+    assert modes == ("0o600", "0o700"), modes     # the socket, its directory: root's only
+    assert not sock.parent.exists(), "the forward's socket stayed"
     assert far.accepted() == before + 1, "fslab did not log in to the test's sshd once"
     store = store_of(tmp_path)
     run_id = store.latest_run_id()
@@ -340,15 +407,75 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     assert env["kernel"] == os.uname().release and env["root"] is True
     assert env["tools"]["fio"].startswith("fio-")
     assert env["target"]["workdir"] == str(w["far"])
-    assert env["fio_server"] == {"address": f"ip:{far.address},8765", "started_by_fslab": True}
+    assert env["fio_server"] == {"address": "ip:127.0.0.1,8765", "started_by_fslab": True,
+                                 "transport": "ssh"}
+    assert hosts_env["near"]["environment"]["fio_server"]["transport"] == "direct"
     assert "netns" not in env                  # the agent ran it, not a local host
     assert hosts_env["near"]["environment"]["netns"] == ns.hosts[1]["netns"]
     ext4 = hosts_env["far"]["filesystems"]["ext4"]
     assert ext4["in_effect"]["fstype"] == "ext4" and ext4["devices"][0].startswith("/dev/loop")
     assert ext4["target"]["workdir"] == str(w["far"])
-    assert "per host" in p.stdout and "far" in p.stdout and "near" in p.stdout
+    assert "per host" in out and "far" in out and "near" in out
+    assert ("host far: fio server started on 127.0.0.1:8765 of far, reached through the SSH "
+            "connection (not on the network)") in out
     # nothing left on either side; the sshd has no session any more
-    assert far_side_clean(far, w["far"]) == []
+    assert far_side_left(far, w["far"]) == []
+    assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+def test_direct_transport_binds_the_hosts_address_and_says_so(net, tmp_path):
+    """transport = "direct": the server listens on the far host's address, reachable
+    from another namespace (what the ssh transport avoids), and the run says so."""
+    ns, far = net
+    w = write_files(tmp_path, ns, far, "each", iterations=3, workloads=("randread",),
+                    transport="direct")
+    run = start_run(tmp_path)
+    try:
+        wait_for_far_mount(run, far, w["far"])
+        far_fio = [a for a, users in tcp_listeners(far.ns["netns"]) if '"fio"' in users]
+        from_root = reachable(far.address, 8765)
+        out, _ = run.communicate(timeout=600)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, out
+    assert far_fio == [f"{far.address}:8765"] and from_root, (far_fio, from_root)
+    store = store_of(tmp_path)
+    run_id = store.latest_run_id()
+    assert {u["status"] for u in store.units(run_id)} == {"done"}
+    env = store.run(run_id)["environment"]["multihost"]["hosts"]["far"]["environment"]
+    assert env["fio_server"] == {"address": f"ip:{far.address},8765", "started_by_fslab": True,
+                                 "transport": "direct"}
+    assert (f"host far: fio server started at {far.address}:8765 (transport direct: no "
+            "authentication, open to whoever reaches that address)") in out
+    assert far_side_left(far, w["far"]) == []
+    assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+def test_sshd_that_refuses_forwarding_fails_that_host_with_the_way_out(net, tmp_path):
+    """An sshd with AllowTcpForwarding no cannot carry fio's connection: that host fails
+    up front, saying why and what to do; the agent stops the server it started."""
+    ns, far = net
+    strict = SshHost(far.ns, tmp_path / "strict-sshd", "AllowTcpForwarding no").start()
+    try:
+        w = write_files(tmp_path, ns, strict, "each", iterations=1, workloads=("randread",))
+        p = subprocess.run(fslab_run_argv(tmp_path), capture_output=True, text=True,
+                           timeout=600, env={**os.environ, "COLUMNS": "200"})
+        far_left = far_side_left(strict, w["far"])
+    finally:
+        sshd_left = strict.stop()
+    assert sshd_left == [], sshd_left
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = store_of(tmp_path)
+    run_id = store.latest_run_id()
+    units = {u["host"]: u for u in store.units(run_id)}
+    assert units["near"]["status"] == "done" and units["far"]["status"] == "failed"
+    msg = units["far"]["message"]
+    assert "does not carry fio's connection to 127.0.0.1:8765" in msg, msg
+    assert "administratively prohibited" in msg and "AllowTcpForwarding" in msg, msg
+    assert 'transport = "direct"' in msg, msg
+    assert far_left == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 
@@ -391,7 +518,7 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
     assert len(df[(df["host"] == "near") & (df["metric"] == "read_iops")]) == 4
     assert len(df[(df["host"] == "far") & (df["metric"] == "read_iops")]) == 4 - len(failed)
     assert f"{len(failed)} failed" in out
-    assert far_side_clean(far, w["far"]) == []
+    assert far_side_left(far, w["far"]) == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 

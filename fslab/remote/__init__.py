@@ -18,7 +18,7 @@ from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
 from fslab.system.proc import is_root
 from fslab.remote import hosts as hostfile
-from fslab.remote.hosts import HostsFile
+from fslab.remote.hosts import LOOPBACK, HostsFile, HostSpec
 from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.session import Executor, Outcome, RunSession
 from fslab.store import Store
@@ -115,25 +115,49 @@ def _hosts_text(hosts: HostsFile) -> str:
 
 def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: str,
                    console: Console) -> dict[str, HostSession]:
+    from fslab.remote.client import Endpoint
     from fslab.remote.local import LocalHost
-    from fslab.remote.ssh import AgentHost, ssh_transport
+    from fslab.remote.ssh import AgentHost, LoopbackForward, ssh_transport
     sessions = {}
     for h in hosts.host:
         s = sessions[h.name] = HostSession(h)
         try:
-            s.ops = (LocalHost(h.workdir_path, h.netns) if h.is_local else
-                     AgentHost(ssh_transport(h.ssh, h.ssh_options), h.python, h.workdir_path))
+            if h.is_local:
+                s.ops = LocalHost(h.workdir_path, h.netns)
+                s.endpoint = Endpoint.direct(h)
+            else:
+                forward = LoopbackForward(h.port) if h.transport == "ssh" else None
+                try:
+                    s.ops = AgentHost(ssh_transport(h.ssh, h.ssh_options, forward), h.python,
+                                      h.workdir_path, forward=forward)
+                except OSError:      # no ssh here: nobody else removes the socket's dir
+                    if forward is not None:
+                        forward.close()
+                    raise
+                s.endpoint = (Endpoint.socket(h.name, str(forward.socket)) if forward
+                              else Endpoint.direct(h))
             env = s.ops.environment(fs_names)
-            started = s.ops.start_server(h.fio_address, h.address, h.port, h.server)["started"]
+            started = s.ops.start_server(h.fio_address, h.server_address, h.port,
+                                         h.server)["started"]
         except (StepFailed, FslabError, OSError) as e:
             s.down = f"{h.name} unavailable: {e}"
             console.print(f"[red]host {h.name}:[/] {e}")
             continue
-        env["fio_server"] = {"address": h.fio_address, "started_by_fslab": started}
+        env["fio_server"] = {"address": h.fio_address, "started_by_fslab": started,
+                             "transport": h.transport}
         store.update_environment(run_id, {"multihost": {"hosts": {h.name: {"environment": env}}}})
-        console.print(f"host {h.name}: fio server at {h.address}:{h.port} "
-                      f"({'started' if started else 'reused'}), {env.get('kernel', '?')}")
+        console.print(f"host {h.name}: fio server {'started' if started else 'reused'} "
+                      f"{where_fio_listens(h)}; kernel {env.get('kernel', '?')}")
     return sessions
+
+
+def where_fio_listens(h: HostSpec) -> str:
+    """Where a host's fio server listens and who can reach it, in words."""
+    if h.transport == "ssh":
+        return (f"on {LOOPBACK}:{h.port} of {h.name}, reached through the SSH connection "
+                "(not on the network)")
+    return (f"at {h.address}:{h.port} (transport direct: no authentication, open to "
+            "whoever reaches that address)")
 
 
 def _execute(plan, store, run_id, hosts, sessions, units, console) -> Outcome:

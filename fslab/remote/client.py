@@ -4,6 +4,8 @@ Each host gets its own job file (its own mount point in `directory=`). fio's
 client-mode JSON has one `client_stats` entry per host and job, plus "All clients"
 (the sum) when several hosts ran. fio exits 0 even when a server could not be
 reached, so a host's success is judged by its own entries, never by the exit code.
+A host's server is reached at its network address (transport "direct") or at the
+Unix socket here that its SSH connection carries to the host's loopback ("ssh").
 """
 from __future__ import annotations
 
@@ -16,6 +18,24 @@ from pathlib import Path
 from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
 from fslab.records import Measurement
 from fslab.remote.hosts import HostSpec
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where fio's client reaches one host's server, and how fio's JSON names it."""
+    name: str                  # the host's name in hosts.toml
+    client: str                # fio's --client= spelling: ip:ADDR,PORT or sock:PATH
+    labels: tuple[str, ...]    # the `hostname` spellings of its client_stats entries
+
+    @classmethod
+    def direct(cls, host: HostSpec) -> "Endpoint":
+        # the parser labels an entry 'address', or 'address:port' when one address ran
+        # several servers: both spellings lead to the host
+        return cls(host.name, host.fio_address, (host.address, f"{host.address}:{host.port}"))
+
+    @classmethod
+    def socket(cls, name: str, path: str) -> "Endpoint":
+        return cls(name, f"sock:{path}", (path,))    # fio names the entry by the path
 
 
 @dataclass
@@ -31,14 +51,14 @@ class ClientRun:
     returncode: int
 
 
-def client_argv(jobs: list[tuple[HostSpec, Path]], output: Path) -> list[str]:
+def client_argv(jobs: list[tuple[Endpoint, Path]], output: Path) -> list[str]:
     argv = ["fio", "--output-format=json+", f"--output={output}"]
     for host, job_file in jobs:
-        argv += [f"--client={host.fio_address}", str(job_file)]
+        argv += [f"--client={host.client}", str(job_file)]
     return argv
 
 
-def run_clients(jobs: list[tuple[HostSpec, Path]], output: Path, log: Path,
+def run_clients(jobs: list[tuple[Endpoint, Path]], output: Path, log: Path,
                 timeout: float, lost: Callable[[], str | None] | None = None) -> ClientRun:
     """Run the jobs on their hosts at once; fio's raw output stays verbatim in `output`.
 
@@ -76,7 +96,7 @@ def run_clients(jobs: list[tuple[HostSpec, Path]], output: Path, log: Path,
     return split_by_host([h for h, _ in jobs], output, log, code)
 
 
-def split_by_host(hosts: list[HostSpec], output: Path, log: Path, code: int) -> ClientRun:
+def split_by_host(hosts: list[Endpoint], output: Path, log: Path, code: int) -> ClientRun:
     text = log.read_text(errors="replace")
     try:
         raw = output.read_bytes() if output.exists() else b""
@@ -85,7 +105,7 @@ def split_by_host(hosts: list[HostSpec], output: Path, log: Path, code: int) -> 
         why = _said(text) or str(e)
         return ClientRun({h.name: HostOutcome(error=f"fio exit {code}: {why}") for h in hosts},
                          None, code)
-    names = _names_by_label(hosts)
+    names = {label: h.name for h in hosts for label in h.labels}
     mine: dict[str, list[JobResult]] = {h.name: [] for h in hosts}
     aggregate = None
     for r in results:
@@ -104,21 +124,12 @@ def split_by_host(hosts: list[HostSpec], output: Path, log: Path, code: int) -> 
             outcome.measurements += job.measurements
         errors = [j.error for j in jobs if j.error]
         if not jobs:
-            outcome.error = f"no results from {h.name} ({h.fio_address}): " + \
-                (_said(text, h.address) or _said(text) or f"fio exit {code}")
+            outcome.error = f"no results from {h.name} ({h.client}): " + \
+                (_said(text, h.labels[0]) or _said(text) or f"fio exit {code}")
         elif errors:
-            outcome.error = f"fio job error {errors[0]} on {h.name}: {_said(text, h.address)}"
+            outcome.error = f"fio job error {errors[0]} on {h.name}: {_said(text, h.labels[0])}"
         per_host[h.name] = outcome
     return ClientRun(per_host, aggregate, code)
-
-
-def _names_by_label(hosts: list[HostSpec]) -> dict[str, str]:
-    """The parser labels an entry 'address' (or 'address:port' when one address ran
-    several servers); both spellings lead to the host's name."""
-    out = {}
-    for h in hosts:
-        out[h.address] = out[f"{h.address}:{h.port}"] = h.name
-    return out
 
 
 def _said(text: str, about: str | None = None) -> str:

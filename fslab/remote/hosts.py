@@ -6,9 +6,13 @@
 
     [[host]]
     name = "nvme-box"          # the `host` of every record measured there
-    address = "10.0.0.11"      # fio --server binds here; the coordinator connects here
     ssh = "admin@nvme-box"     # OpenSSH destination (your ~/.ssh/config applies), or "local"
     workdir = "/var/tmp/fslab-remote"   # loop images and mount points on that host
+    # transport = "ssh" (default with ssh): fio's server listens on the host's loopback,
+    #   its connection goes through the SSH connection; nothing listens on the network
+    # transport = "direct": fio's server binds `address` and fio connects there (no
+    #   authentication: whoever reaches that address and port can run jobs as root)
+    # address = "10.0.0.11"
 
 The same keys may sit in a plan's [hosts] table, or `[hosts] file = "hosts.toml"`.
 Errors name the file, the line and the field, like plan errors.
@@ -26,14 +30,19 @@ from fslab.plan import read_text, toml_data, validation_error
 
 AGGREGATE_HOST = "all"     # the host of fio's "All clients" records in parallel mode
 DEFAULT_PORT = 8765        # fio's own default port
+LOOPBACK = "127.0.0.1"     # where fio's server listens on a host reached with transport "ssh"
 
 
 class HostSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
-    address: str
+    address: str | None = None       # fio's server address; needed with transport "direct"
     port: int | None = Field(None, ge=1, le=65535)     # None: the file's `port`
     ssh: str = "local"
+    # ssh: the server listens on the host's loopback and fio's connection goes through
+    # the SSH connection (the default with ssh); direct: it binds `address` (the only way
+    # for a local host, which has no SSH connection)
+    transport: Literal["ssh", "direct"] | None = None
     ssh_options: list[str] = []      # extra OpenSSH options, e.g. ["-p", "2222"]
     python: str = "python3"          # interpreter with fslab installed, on that host
     workdir: str | None = None       # default /var/tmp/fslab-remote/<name>
@@ -52,8 +61,8 @@ class HostSpec(BaseModel):
 
     @field_validator("address")
     @classmethod
-    def _address(cls, v: str) -> str:
-        if not v or any(c in v for c in " ,/"):
+    def _address(cls, v: str | None) -> str | None:
+        if v is not None and (not v or any(c in v for c in " ,/")):
             raise ValueError("an IP address or host name, without port or path")
         return v
 
@@ -61,6 +70,18 @@ class HostSpec(BaseModel):
     def _netns_is_local(self) -> "HostSpec":
         if self.netns and not self.is_local:
             raise ValueError("netns is only for local hosts (ssh = \"local\")")
+        return self
+
+    @model_validator(mode="after")
+    def _transport(self) -> "HostSpec":
+        if self.transport is None:
+            self.transport = "direct" if self.is_local else "ssh"
+        if self.transport == "ssh" and self.is_local:
+            raise ValueError("transport = \"ssh\" needs an SSH destination (ssh = \"local\" "
+                             "has no SSH connection to carry fio's)")
+        if self.transport == "direct" and self.address is None:
+            raise ValueError("address is required with transport = \"direct\" (and for "
+                             "local hosts): fio's server binds it and fio connects to it")
         return self
 
     @property
@@ -72,13 +93,18 @@ class HostSpec(BaseModel):
         return self.workdir or f"/var/tmp/fslab-remote/{self.name}"
 
     @property
+    def server_address(self) -> str:
+        """Where fio's server listens on its host: the loopback when SSH carries fio."""
+        return LOOPBACK if self.transport == "ssh" else self.address
+
+    @property
     def fio_address(self) -> str:
-        """fio's spelling of a server address: ip:ADDR,PORT or ip6:ADDR,PORT."""
+        """fio's spelling of the server's address: ip:ADDR,PORT or ip6:ADDR,PORT."""
         try:
-            six = ipaddress.ip_address(self.address).version == 6
+            six = ipaddress.ip_address(self.server_address).version == 6
         except ValueError:
             six = False
-        return f"{'ip6' if six else 'ip'}:{self.address},{self.port}"
+        return f"{'ip6' if six else 'ip'}:{self.server_address},{self.port}"
 
 
 class HostsFile(BaseModel):
@@ -95,10 +121,11 @@ class HostsFile(BaseModel):
             h.port = h.port or self.port
             if h.name in names:
                 raise ValueError(f"host name {h.name!r} appears twice")
-            if (h.address, h.port) in endpoints:
-                raise ValueError(f"{h.address} port {h.port} is given to two hosts")
+            if h.transport == "direct":     # the others listen on their own host's loopback
+                if (h.address, h.port) in endpoints:
+                    raise ValueError(f"{h.address} port {h.port} is given to two hosts")
+                endpoints.add((h.address, h.port))
             names.add(h.name)
-            endpoints.add((h.address, h.port))
         return self
 
     def by_name(self, name: str) -> HostSpec:

@@ -26,7 +26,7 @@ from rich.console import Console
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
 from fslab.records import Measurement, UnitKey, stamp
-from fslab.remote.client import ClientRun, run_clients
+from fslab.remote.client import ClientRun, Endpoint, run_clients
 from fslab.remote.hosts import AGGREGATE_HOST, HostSpec, HostsFile
 from fslab.remote.ssh import HostLost
 from fslab.run.scheduler import Unit
@@ -38,6 +38,7 @@ from fslab.workloads.fio import job_text
 class HostSession:
     spec: HostSpec
     ops: object | None = None        # LocalHost or AgentHost (the same operations)
+    endpoint: Endpoint | None = None     # where fio's client reaches its server
     down: str | None = None          # why nothing can run on this host any more
 
 
@@ -137,7 +138,7 @@ class GroupRunner:
                     return f"{s.session.spec.name} lost: {why}"
             return None
 
-        result = run_clients([(s.session.spec, s.job) for s in ready], first / "fio.json",
+        result = run_clients([(s.session.endpoint, s.job) for s in ready], first / "fio.json",
                              first / "fio.log", timeout=runtime + 900, lost=lost)
         for s in ready:
             _share(first, self.store.root / s.rel, ("fio.json", "fio.log"))

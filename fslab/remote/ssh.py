@@ -5,15 +5,27 @@ and never prompts: fslab holds no password anywhere. A dropped connection surfac
 HostLost; the agent on the other side tears down what it made when its stdin closes,
 or when the pings this side sends every few seconds stop arriving (a silent network
 failure, which only ssh's keepalives notice on this side).
+
+With transport "ssh" the same connection carries fio's: `ssh -L SOCKET:127.0.0.1:PORT`
+forwards a Unix socket here (in a directory only this user can enter) to the fio
+server, which listens on the host's loopback. fio's server has no authentication, so
+nothing of it is on the network: on the host only local processes reach it, here only
+this user.
 """
 from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import socket
 import subprocess
+import tempfile
 import threading
+import time
+from pathlib import Path
 
 from fslab.errors import StepFailed
+from fslab.remote.hosts import LOOPBACK
 
 
 class HostLost(StepFailed):
@@ -23,15 +35,52 @@ class HostLost(StepFailed):
 PING_EVERY = 5.0      # seconds; the agent gives up after 60 s without a line
 
 
-class AgentHost:
-    """Drives `python3 -m fslab.remote.agent` through `transport` (e.g. an ssh command)."""
+class LoopbackForward:
+    """A Unix socket here that the SSH connection carries to 127.0.0.1:PORT on the host."""
 
-    def __init__(self, transport: list[str], python: str, workdir: str, timeout: float = 3600):
+    def __init__(self, port: int):
+        self.port = port
+        # mkdtemp's directory is 0700, and ssh makes the socket 0600 (StreamLocalBindMask)
+        self.dir = Path(tempfile.mkdtemp(prefix="fslab-ssh-"))
+        self.socket = self.dir / "fio.sock"
+
+    def ssh_options(self) -> list[str]:
+        # without ExitOnForwardFailure ssh would run the agent with no forward at all
+        return ["-o", "ExitOnForwardFailure=yes", "-L", f"{self.socket}:{LOOPBACK}:{self.port}"]
+
+    def refused(self, wait: float = 2.0) -> str | None:
+        """Why a connection through the forward does not reach fio's server, if it does not.
+
+        fio's server says nothing until the client speaks, so a connection that stays
+        open for `wait` seconds reached it; one the far side ends at once did not (the
+        host's sshd refused to forward, or nothing listens there)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(wait)
+            try:
+                s.connect(str(self.socket))
+                ended = s.recv(1) == b""
+            except TimeoutError:
+                return None
+            except OSError as e:
+                return f"{self.socket}: {e.strerror or e}"
+        return "the connection was closed at once" if ended else None
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class AgentHost:
+    """Drives `python3 -m fslab.remote.agent` through `transport` (e.g. an ssh command);
+    `forward`: the Unix socket that command carries to fio's server (transport "ssh")."""
+
+    def __init__(self, transport: list[str], python: str, workdir: str, timeout: float = 3600,
+                 forward: LoopbackForward | None = None):
         # the remote shell splits this line again: `python` may be several words
         # ("sudo python3"), the workdir stays one
         self.argv = [*transport, shlex.join([*shlex.split(python), "-m", "fslab.remote.agent",
                                              "--workdir", workdir])]
         self.timeout = timeout
+        self.forward = forward
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
         self._stderr: list[str] = []
@@ -95,8 +144,19 @@ class AgentHost:
         return self.call("environment", fs_names=fs_names)
 
     def start_server(self, fio_address: str, address: str, port: int, policy: str) -> dict:
-        return self.call("start_server", fio_address=fio_address, address=address, port=port,
-                         policy=policy)
+        started = self.call("start_server", fio_address=fio_address, address=address,
+                            port=port, policy=policy)
+        if self.forward is not None:
+            why = self.forward.refused()
+            if why:
+                said = _wait_for(lambda: "; ".join(ln for ln in self._stderr
+                                                   if "open failed" in ln), 1.0) or why
+                raise StepFailed(
+                    f"the SSH connection does not carry fio's connection to {LOOPBACK}:{port} "
+                    f"on that host ({said}): its sshd must allow TCP forwarding "
+                    "(AllowTcpForwarding), or set transport = \"direct\" for this host (fio's "
+                    "server then listens on its address, open to whoever reaches it)")
+        return started
 
     def prepare(self, spec: dict, size_bytes: int, label: str) -> dict:
         return self.call("prepare", spec=spec, size_bytes=size_bytes, label=label)
@@ -118,14 +178,30 @@ class AgentHost:
             self.proc.kill()
             self.proc.wait()
             return [f"agent did not exit after teardown: {self._lost()}"]
+        finally:
+            if self.forward is not None:
+                self.forward.close()
         bad = [ln for ln in self._stderr if ln.startswith("fslab agent teardown:")]
         return bad
 
 
-def ssh_transport(destination: str, options: list[str]) -> list[str]:
+def _wait_for(check, timeout: float):
+    """check()'s first true value within `timeout` seconds (ssh's words come a moment
+    after the event they are about), else its last one."""
+    deadline = time.monotonic() + timeout
+    while not (found := check()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def ssh_transport(destination: str, options: list[str],
+                  forward: LoopbackForward | None = None) -> list[str]:
     """OpenSSH without prompts; keepalives notice a dead host within ~15 s, an
     unreachable one fails within 15 s. For each setting ssh takes the first value it
     is given, so the host's `ssh_options` come before these defaults (they may change
-    them); BatchMode comes first: it always holds."""
-    return ["ssh", "-T", "-o", "BatchMode=yes", *options, "-o", "ServerAliveInterval=5",
-            "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=15", destination]
+    them); BatchMode comes first: it always holds, and so does the forward's
+    ExitOnForwardFailure."""
+    fwd = forward.ssh_options() if forward is not None else []
+    return ["ssh", "-T", "-o", "BatchMode=yes", *fwd[:2], *options, *fwd[2:],
+            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3",
+            "-o", "ConnectTimeout=15", destination]
