@@ -18,8 +18,11 @@ from rich.table import Table
 from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
 from fslab.remote.hosts import AGGREGATE_HOST
+from fslab.metrics.answer import throughput_metrics
 from fslab.report.format import human, human_spread
-from fslab.run.summary import THROUGHPUT
+
+# the metrics hosts are compared on: fio's read and write rates, as the catalogue declares them
+THROUGHPUT = throughput_metrics("fio")
 
 
 def host_order(records: pd.DataFrame, preferred: list[str] | None = None) -> list[str]:

@@ -84,7 +84,7 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     values, no formatting); "memory_checked" false where a filesystem's units had no
     device counters (`checks`: tables.memory_checks)."""
     import math
-    from fslab.analysis.names import metric_label
+    from fslab.metrics import label as metric_label
     from fslab.report.headline import memory_text
 
     def num(x):

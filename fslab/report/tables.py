@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fslab.analysis import Analysis, is_detail
-from fslab.analysis.names import metric_label
+from fslab.analysis import Analysis
+from fslab.metrics import is_detail, label as metric_label
 from fslab.report.format import human, spread
 from fslab.report.verdicts import ranking_text
 
