@@ -111,6 +111,14 @@ FIO_UNIT: tuple[Metric, ...] = (
     Metric("ops_per_cpu_percent", "ops/s per CPU%", label="operations per CPU %"),
 )
 
+# named groups outputs ask for: every fio rate (a unit that moved data); the device
+# counters (a unit without them was not checked for being served from memory); the shares
+# of fio's bytes the device saw (reads, writes: below half, a workload ran from memory)
+FIO_RATES = tuple(m.key for m in FIO_JOB if m.quantity == "throughput")
+DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
+                   "write_amplification")
+DEVICE_SHARES = ("device_read_share", "write_amplification")
+
 # --- a timed step (fslab/system/measure.py) -------------------------------------------------
 
 STEP_USAGE: tuple[Metric, ...] = (

@@ -10,6 +10,7 @@ import pandas as pd
 from fslab.analysis import Analysis
 from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
+from fslab.metrics.declared import DEVICE_SHARES
 from fslab.report.tables import workload_label
 from fslab.report.verdicts import LETTERS_NOTE, ranking_line
 
@@ -21,7 +22,7 @@ def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
     bytes (device_read_share for reads, write_amplification for writes)."""
     if records.empty or "metric" not in records:
         return {}
-    r = records[records["metric"].isin(["device_read_share", "write_amplification"])]
+    r = records[records["metric"].isin(DEVICE_SHARES)]
     if r.empty:
         return {}
     med = r.groupby(["suite", "case", "params", "fs", "metric"], dropna=False)["value"].median()

@@ -6,6 +6,7 @@ import pandas as pd
 
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
+from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.report.format import human, spread
 from fslab.report.verdicts import ranking_text
 
@@ -170,9 +171,7 @@ def _case_label(name: str) -> str:
 # before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
 # no block device and dedup's read phase have none: the report says so instead of nothing.
 NOT_CHECKED = "not checked (no device counters in this run)"
-DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
-                   "write_amplification")
-FIO_IO = ("read_iops", "write_iops", "trim_iops", "read_bw", "write_bw", "trim_bw")
+FIO_IO = FIO_RATES
 
 
 def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:

@@ -7,12 +7,13 @@ from rich.table import Table
 
 from fslab.analysis import Analysis
 from fslab.report.verdicts import LEGEND
+from fslab.metrics.answer import throughput_metrics
 from fslab.report.tables import footnotes, verdict_table
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
 # Markdown reports show everything); other suites show all their ranked metrics.
-IO_METRICS = ("read_iops", "write_iops", "read_bw", "write_bw")
+IO_METRICS = throughput_metrics()
 HEADLINE = (*IO_METRICS, "read_clat_p99", "write_clat_p99", "cpu_busy_system_wide")
 
 
