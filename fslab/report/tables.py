@@ -9,6 +9,7 @@ from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.report.format import human, spread
 from fslab.report.verdicts import ranking_text
+from fslab.store.environment import RunEnvironment
 
 
 def workload_label(row, show_host: bool = False) -> str:
@@ -133,8 +134,8 @@ def adaptive_rounds(run: dict) -> dict | None:
     environment), for every view: a header sentence, one row per case (rounds run, whether
     its widest 95% CI reached the target) and the optional-stopping caveat. None when the
     run's rounds were fixed."""
-    ad = (run.get("environment") or {}).get("adaptive")
-    if not isinstance(ad, dict):
+    ad = RunEnvironment.of_run(run).adaptive
+    if ad is None:
         return None
     rows = []
     for name, c in sorted((ad.get("cases") or {}).items()):

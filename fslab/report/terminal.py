@@ -9,6 +9,7 @@ from fslab.analysis import Analysis
 from fslab.report.verdicts import LEGEND
 from fslab.metrics.answer import throughput_metrics
 from fslab.report.tables import footnotes, verdict_table
+from fslab.store.environment import RunEnvironment
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
@@ -87,7 +88,7 @@ def print_measurement_notes(loaded, console: Console) -> None:
     from fslab.run.cachepolicy import describe_run
     from fslab.report.baseline import print_baseline
     for run in loaded.runs:
-        for line in describe_run(run.get("environment") or {}):
+        for line in describe_run(RunEnvironment.of_run(run)):
             # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
             console.print(f"[dim]{escape(line)}[/dim]", emoji=False)
     for run in loaded.runs:

@@ -21,6 +21,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from fslab.store.environment import RunEnvironment
+
 POLICIES = ("off", "on")
 
 
@@ -81,19 +83,20 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
                    "page cache (see device_read_share)")
 
 
-def describe_run(environment: dict) -> list[str]:
+def describe_run(environment: RunEnvironment | dict) -> list[str]:
     """Report lines: the run's policy, then what it could do on each filesystem."""
-    policy = environment.get("page_cache")
+    env = RunEnvironment.of(environment)
+    policy = env.page_cache
     if policy is None:
         return []   # runs from before the policy existed: buffered, unknown
     what = "off (measuring the device)" if policy == "off" else "on (buffered, as the studies ran)"
     lines = [f"page cache {what}"]
-    for label, fs in sorted((environment.get("filesystems") or {}).items()):
-        if fs.get("cache_policy"):
-            daemon = f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else ""
-            lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
-    daemons = sorted({fs["daemon"] for fs in (environment.get("filesystems") or {}).values()
-                      if fs.get("daemon")})
+    for label in sorted(env.filesystems):
+        if env.cache_policy(label):
+            daemon = env.daemon(label)
+            lines.append(f"  {label}: {env.cache_policy(label)}"
+                         + (f"; served by the {daemon} daemon" if daemon else ""))
+    daemons = env.daemons
     if daemons:
         lines.append(f"fio's usr_cpu/sys_cpu/fio_rusage_cpu leave out the {', '.join(daemons)} "
                      "daemon's work: CPU is ranked only as ops_per_cpu_second (system-wide CPU)")
