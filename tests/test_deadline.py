@@ -57,10 +57,16 @@ def test_the_family_holds_descendants_in_other_sessions_and_the_group():
     p = subprocess.Popen(["sh", "-c", "setsid sleep 300 & sleep 300"], start_new_session=True)
     try:
         child = _wait_for_child_of(p.pid)
-        family = {q.pid: q for q in deadline.process_family(p.pid)}
+        # on a busy machine the children may still be forking or exec'ing: give them until
+        # they sleep (bounded), then look
+        for _ in range(100):
+            family = {q.pid: q for q in deadline.process_family(p.pid)}
+            text = deadline.describe(list(family.values()))
+            if "sleep in" in text and "(state S)" in text and child in family:
+                break
+            time.sleep(0.1)
         assert p.pid in family and child in family
         assert any(q.pgrp != p.pid for q in family.values())   # one escaped the group
-        text = deadline.describe(list(family.values()))
         assert "(state S)" in text, text
     finally:
         for q in deadline.process_family(p.pid):

@@ -263,7 +263,7 @@ def _recorded():
 
 
 def test_a_jobs_answer_is_what_it_declares():
-    from fslab.report.headline import answer_metrics, job_answer
+    from fslab.metrics import answer_metrics, job_answer
     jobs = _recorded()
     (oltp, oltp_ranked), (log, log_ranked) = jobs["oltp"], jobs["log-append"]
     assert oltp == {"workload": "db", "job": "oltp", "rw": "randrw", "rwmixread": 70, "fsync": 8}
@@ -273,7 +273,7 @@ def test_a_jobs_answer_is_what_it_declares():
     assert job_answer(oltp, oltp_ranked) == ["read_iops", "write_iops", "sync_lat_p99"]
     assert job_answer(log, log_ranked) == ["write_iops", "sync_lat_p99"]   # a sync per op: IOPS
     # what a job declares decides, never its name or its file's
-    assert answer_metrics("seqwrite", {**oltp, "job": "seq"}, oltp_ranked)[:2] == [
+    assert answer_metrics("fio", "seqwrite", {**oltp, "job": "seq"}, oltp_ranked)[:2] == [
         "read_iops", "write_iops"]
     mostly_reads = {**oltp, "rwmixread": 95}
     mostly_reads.pop("fsync")
@@ -283,7 +283,7 @@ def test_a_jobs_answer_is_what_it_declares():
         "write_bw", "write_clat_p99"]
     # the built-in workloads keep their answers (by their case)
     assert job_answer({"workload": "randwrite"}, oltp_ranked) == []
-    assert answer_metrics("randwrite", {"workload": "randwrite"}, oltp_ranked) == [
+    assert answer_metrics("fio", "randwrite", {"workload": "randwrite"}, oltp_ranked) == [
         "write_iops", "write_clat_p99"]
 
 

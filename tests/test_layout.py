@@ -187,3 +187,235 @@ def test_only_drivers_ask_which_filesystem_they_talk_to():
             continue
         found += driver_questions(path)
     assert found == []
+
+
+# --- the metric catalogue (fslab/metrics) ----------------------------------------------------
+
+# Where suites' metrics are made, and the suites each module makes them for.
+EMITTERS = {
+    "fslab/fio/parse.py": ("fio", "dedup"),
+    "fslab/run/accounting.py": ("fio",),
+    "fslab/workloads/fio.py": ("fio",),
+    "fslab/system/measure.py": ("tasks",),
+    "fslab/workloads/capacity.py": ("capacity", "largefile", "smallfiles", "dedup"),
+    "fslab/workloads/largefile.py": ("largefile",),
+    "fslab/workloads/smallfiles.py": ("smallfiles",),
+    "fslab/workloads/dedup.py": ("dedup",),
+    "fslab/workloads/tasks.py": ("tasks",),
+    "fslab/workloads/enospc.py": ("enospc",),
+    "fslab/workloads/integrity.py": ("integrity",),
+    "fslab/workloads/crash.py": ("crash",),
+    "fslab/workloads/aging.py": ("aging",),
+    "fslab/features/suite.py": ("features",),
+    "fslab/features/probes/dedup.py": ("features",),
+    "fslab/features/probes/compression.py": ("features",),
+}
+# Where outputs pick metrics by name: reports, recommend, the run summary, remote, decide.
+OUTPUTS = ("fslab/report", "fslab/recommend", "fslab/run/summary.py", "fslab/remote/report.py",
+           "fslab/decide", "fslab/commands")
+
+
+def _name_check(node: ast.AST):
+    """A test for a metric name as written: a literal, or an f-string (its fields as any
+    text: some declared name or family must fit it)."""
+    import re
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, lambda cat: cat.find(node.value) is not None, True
+    if isinstance(node, ast.JoinedStr):
+        parts = [re.escape(v.value) if isinstance(v, ast.Constant) else "(.+)" for v in node.values]
+        pattern = re.compile("".join(parts))
+        samples = ["".join(v.value if isinstance(v, ast.Constant) else word for v in node.values)
+                   for word in ("x", "read", "write", "sync")]
+        return (pattern.pattern, lambda cat: any(x in cat for x in samples) or any(
+            not m.family and pattern.fullmatch(m.key) for m in cat), False)
+    return None, None, False
+
+
+def _helpers(tree: ast.AST) -> dict[str, dict]:
+    """Local functions that make a Measurement from (metric, value, unit, better=...)."""
+    out = {}
+    for f in ast.walk(tree):
+        if isinstance(f, ast.FunctionDef) and f.args.args and f.args.args[0].arg == "metric":
+            names = [a.arg for a in f.args.args]
+            defaults = dict(zip(names[len(names) - len(f.args.defaults):], f.args.defaults))
+            out[f.name] = {"names": names, "defaults": defaults}
+    return out
+
+
+def emitted(rel: str) -> list[tuple]:
+    """(line, name, test, literal?, unit node, better node) of each metric a module makes."""
+    tree = ast.parse((PACKAGE.parent / rel).read_text())
+    helpers = _helpers(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        fn = node.func.id if isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        if fn == "Measurement":
+            names, args = ["metric", "value", "unit", "better"], node.args
+            defaults = {"better": ast.Constant(None)}
+        elif fn in helpers and fn != "measure":
+            names, args, defaults = helpers[fn]["names"], node.args, helpers[fn]["defaults"]
+        elif fn == "measure" and len(node.args) >= 2:    # metrics.measure(suite, metric, ...)
+            names, args, defaults = ["suite", "metric"], node.args, {}
+        else:
+            continue
+        given = dict(zip(names, args))
+        given.update({k.arg: k.value for k in node.keywords if k.arg})
+        name, test, literal = _name_check(given.get("metric"))
+        if test is None:
+            continue
+        found.append((node.lineno, name, test, literal, given.get("unit"),
+                      given.get("better", defaults.get("better"))))
+    return found
+
+
+def test_every_metric_a_suite_records_is_declared_with_its_unit_and_direction():
+    from fslab import metrics
+    problems = []
+    for rel, suites in EMITTERS.items():
+        cats = [metrics.declared(s) for s in suites]
+        assert all(cats), rel
+        made = emitted(rel)
+        assert made, f"{rel}: no metric found (has the way it records them changed?)"
+        for line, name, test, literal, unit, better in made:
+            where = [c for c in cats if test(c)]
+            if not where:
+                problems.append(f"{rel}:{line}: {name!r} is declared by none of {suites}")
+                continue
+            if literal and all(isinstance(n, ast.Constant) for n in (unit, better)
+                                             if n is not None):
+                m = next(c.find(name) for c in where if c.find(name))
+                if m and unit is not None and m.unit != unit.value:
+                    problems.append(f"{rel}:{line}: {name!r} in {unit.value!r}, declared {m.unit!r}")
+                if m and better is not None and m.better != better.value:
+                    problems.append(f"{rel}:{line}: {name!r} {better.value!r}, declared {m.better!r}")
+    assert problems == []
+
+
+def test_every_metric_fio_records_in_the_corpus_is_declared_by_the_fio_suite():
+    """fio's names are made in loops (per direction, statistic and percentile): the recorded
+    fio JSON of many versions says which ones appear."""
+    from fslab import metrics
+    from fslab.errors import FslabError
+    from fslab.fio.parse import job_measurements, load_fio_output
+    corpus = sorted(Path("/work/shared/corpus/fio-json").glob("*.json")) + \
+        sorted((Path(__file__).parent / "data").glob("fio-*.json"))
+    fio = metrics.declared("fio")
+    seen = set()
+    for path in corpus:
+        try:
+            jobs = job_measurements(load_fio_output(path.read_bytes(), str(path)))
+        except FslabError:
+            continue
+        for m in (m for j in jobs for m in j.measurements):
+            d = fio.find(m.metric)
+            assert d is not None, (path.name, m.metric)
+            assert (m.unit, m.better in (d.better, None)) == (d.unit, True), (path.name, m.metric)
+            seen.add(m.metric)
+    assert {"read_iops", "write_clat_p99", "sync_lat_p99"} <= seen
+
+
+def _metricish(node: ast.AST) -> bool:
+    """A metric's name itself: `metric`, `r["metric"]`, `row.metric`, `records["metric"]`."""
+    if isinstance(node, ast.Name):
+        return "metric" in node.id.lower()
+    if isinstance(node, ast.Attribute):
+        return node.attr == "metric"
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "metric"
+    return False
+
+
+def used_names(path: Path) -> list[tuple[int, ast.AST]]:
+    """Metric names an output picks by name: compared with a metric, or in an .isin() on one."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        sides = []
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+                                                 for op in node.ops):
+            parts = [node.left, *node.comparators]
+            if any(_metricish(p) and not isinstance(p, (ast.Constant, ast.Tuple, ast.List, ast.Set))
+                   for p in parts):
+                sides = [p for p in parts if isinstance(p, (ast.Constant, ast.Tuple, ast.List, ast.Set))]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "isin" and _metricish(node.func.value) and node.args):
+            sides = [node.args[0]]
+        for side in sides:
+            keys = {id(n.slice) for n in ast.walk(side) if isinstance(n, ast.Subscript)}
+            for n in ast.walk(side):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value \
+                        and id(n) not in keys:
+                    found.append((node.lineno, n))
+    return found
+
+
+def test_every_metric_an_output_picks_by_name_is_declared_by_a_suite():
+    from fslab import metrics
+    every = metrics.every()
+    files = [p for out in OUTPUTS for p in sorted((PACKAGE.parent / out).rglob("*.py"))
+             if (PACKAGE.parent / out).is_dir()] + \
+        [PACKAGE.parent / out for out in OUTPUTS if out.endswith(".py")]
+    found, missing = 0, []
+    for path in files:
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        for line, n in used_names(path):
+            found += 1
+            if n.value not in every:
+                missing.append(f"{rel}:{line}: {n.value!r}")
+    assert found >= 4          # the finder sees the outputs' picks at all
+    assert missing == []
+
+
+def _declared_names() -> set[str]:
+    from fslab import metrics
+    return {m.key for m in metrics.every() if not m.family}
+
+
+def meanings_outside_the_catalogue(path: Path, names: set[str]) -> list[str]:
+    """A table keyed by metric names (labels, directions, roles) or a collection of metric
+    names (a role: the answers, the throughput metrics, the outcomes) written outside
+    fslab/metrics."""
+    rel = path.relative_to(PACKAGE.parent).as_posix()
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Dict):
+            elts = node.keys
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            elts = node.elts
+        else:
+            continue
+        lits = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        hits = [v for v in lits if v in names]
+        if len(hits) >= 2 and len(hits) == len(elts):
+            found.append(f"{rel}:{node.lineno}: {hits}")
+    return found
+
+
+# Collections of metric names outside the catalogue that are not a metric's meaning: the
+# study figures reproduce the studies' own tables, the recommend profiles' criteria name
+# what they weigh, SUMS says which parts recommend adds, and the modules that record
+# metrics (EMITTERS, workloads/support) name what they record (checked against the
+# catalogue above).
+MEANING_ALLOWED = ("fslab/report/figures/", "fslab/recommend/priorities.py",
+                   "fslab/recommend/measures.py", "fslab/report/claims/",
+                   "fslab/workloads/support/", *EMITTERS)
+
+
+def test_metric_meanings_are_defined_in_the_catalogue_only():
+    names = _declared_names()
+    sample = PACKAGE / "_layout_sample.py"
+    sample.write_text('LABELS = {"read_iops": "read IOPS", "elapsed": "time"}\n'
+                      'ANSWERS = ("silent", "total_time")\nx = ("read_iops", "other")\n')
+    try:
+        assert len(meanings_outside_the_catalogue(sample, names)) == 2
+    finally:
+        sample.unlink()
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        if rel.startswith("fslab/metrics/") or rel.startswith(MEANING_ALLOWED):
+            continue
+        found += meanings_outside_the_catalogue(path, names)
+    assert found == []

@@ -6,8 +6,7 @@ import importlib
 # name -> the module that defines it; loaded on first use, because the engine pulls in
 # scipy.stats (about 2 s to import) and a command that needs only a small part of the
 # package (the dry run's rounds_needed from tiers) must not pay for it
-_EXPORTS = {"Analysis": "engine", "analyze": "engine", "is_detail": "engine",
-            "FS_FACTOR": "groups"}
+_EXPORTS = {"Analysis": "engine", "analyze": "engine", "FS_FACTOR": "groups"}
 
 __all__ = list(_EXPORTS)
 

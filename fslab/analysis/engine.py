@@ -10,7 +10,6 @@ trials pooled over rounds (counts.py), the others round by round (pairwise.py).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -23,16 +22,6 @@ from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
 from fslab.analysis.pairwise import compare_levels
-
-# metrics named *_min, *_max or *_pNN describe a distribution's tails; tables show them,
-# the headline views (terminal, first screen, generic plots) leave them out
-# distribution details, and a job's per-clone means (its sum is the headline)
-_DETAIL = re.compile(r"_(min|max|p\d+(\.\d+)?|per_job)$")
-
-
-def is_detail(metric: str) -> bool:
-    return bool(_DETAIL.search(metric))
-
 
 @dataclass
 class Analysis:

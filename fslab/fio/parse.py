@@ -19,18 +19,10 @@ import orjson
 
 from fslab.errors import FslabError
 from fslab.fio.clones import merge_clones
+from fslab.metrics.declared import DIRECTIONS, RW_DIRECTIONS
 from fslab.records import Measurement
 
-DIRECTIONS = ("read", "write", "trim")
 PERCENTILES = {"50.000000": "p50", "99.000000": "p99", "99.900000": "p99.9"}
-# rw= values and the directions they do (fio's `readwrite` is an alias of `rw`)
-_RW_DIRECTIONS = {
-    "read": {"read"}, "randread": {"read"},
-    "write": {"write"}, "randwrite": {"write"},
-    "trim": {"trim"}, "randtrim": {"trim"},
-    "rw": {"read", "write"}, "readwrite": {"read", "write"}, "randrw": {"read", "write"},
-    "trimwrite": {"trim", "write"}, "randtrimwrite": {"trim", "write"},
-}
 _AGGREGATE_JOBNAME = "All clients"
 # a fio document's opening: '{' then (after blanks) a quoted key
 _DOC_START = re.compile(r'\{\s*"')
@@ -195,7 +187,7 @@ def _declared_directions(options: dict) -> set[str] | None:
     rw = options.get("rw", options.get("readwrite"))
     if rw is None:
         return None
-    dirs = set(_RW_DIRECTIONS.get(str(rw).split(":")[0], ()))
+    dirs = set(RW_DIRECTIONS.get(str(rw).split(":")[0], ()))
     if "read" in dirs and "write" in dirs:
         mix = options.get("rwmixread")
         if mix is None and options.get("rwmixwrite") is not None:
@@ -214,7 +206,7 @@ def declared_io(options: dict) -> dict[str, Any]:
         return {}
     pattern = str(rw).split(":")[0].strip()
     out: dict[str, Any] = {"rw": pattern}
-    if {"read", "write"} <= _RW_DIRECTIONS.get(pattern, set()):
+    if {"read", "write"} <= RW_DIRECTIONS.get(pattern, set()):
         mix = _whole(options.get("rwmixread"))
         if mix is None and _whole(options.get("rwmixwrite")) is not None:
             mix = 100 - _whole(options["rwmixwrite"])
@@ -224,11 +216,6 @@ def declared_io(options: dict) -> dict[str, Any]:
         if every:
             out[key] = every
     return out
-
-
-def directions_of(rw: str) -> set[str]:
-    """The directions an rw= pattern does ('randrw' -> read and write)."""
-    return set(_RW_DIRECTIONS.get(rw, ()))
 
 
 def _whole(value: Any) -> int | None:

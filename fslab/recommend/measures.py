@@ -18,24 +18,13 @@ each half.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import orjson
 import pandas as pd
 
-# (pattern, measure): the first match names the measure; anything else is its own measure
-_SAME_MEASURE: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"^(read|write|trim)_(iops|bw)$"), "throughput"),
-    (re.compile(r"^(read|write|trim|sync)_c?lat_(.+)$"), r"\1 latency \2"),
-    (re.compile(r"^(space_consumed|statvfs_used|space_overhead|space_overhead_pct|"
-                r"space_saving_ratio|zpool_alloc)$"), "space used"),
-    (re.compile(r"^(capacity_initial|available_bytes|usable_bytes|usable_fraction)$"), "usable space"),
-    (re.compile(r"^reclaimed_(bytes|fraction)$"), "space reclaimed"),
-    (re.compile(r"^(total_time|write_throughput)$"), "time to write"),
-    (re.compile(r"^setup_(time|throughput)$"), "setup time"),
-    (re.compile(r"^(elapsed|writeback|elapsed_with_writeback)$"), "time to disk"),
-)
+from fslab import metrics
+
 # a derived metric -> the metrics it sums, per unit and case, when all were recorded
 SUMS = {"elapsed_with_writeback": ("elapsed", "writeback")}
 _UNIT = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]
@@ -69,17 +58,16 @@ def case_names(case: str, params: str | None) -> tuple[str, ...]:
 
 
 def measure_of(metric: str) -> str:
-    """The measure a metric states ('read_iops' and 'write_bw' -> 'throughput')."""
-    for pattern, measure in _SAME_MEASURE:
-        if pattern.match(metric):
-            return pattern.sub(measure, metric)
-    return metric
+    """The measure a metric states ('read_iops' and 'write_bw' -> 'throughput'): the
+    catalogue's quantity (fslab/metrics/declared.py)."""
+    return metrics.quantity(metric)
 
 
 def scored(metric: str) -> bool:
-    """False for CPU metrics other than operations per CPU-second (see the module doc);
-    stores written before those got better=None still say 'lower' for them."""
-    return "cpu" not in metric or "per_cpu" in metric
+    """False for a metric the catalogue declares unranked (CPU other than operations per
+    CPU-second, see the module doc; fio's own memory): stores written before those got
+    better=None still say 'lower' for them."""
+    return metrics.role(metric) != "unranked"
 
 
 def derived_sums(records: pd.DataFrame) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from fnmatch import fnmatchcase
 
-from fslab.analysis import is_detail
+from fslab.metrics import is_detail
 from fslab.analysis.counts import DESIGN
 from fslab.features.matrix import Cell
 from fslab.recommend.evidence import Evidence

@@ -22,6 +22,7 @@ from fslab.remote.hosts import LOOPBACK, HostsFile, HostSpec
 from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.session import Executor, Outcome, RunSession
 from fslab.store import Store
+from fslab.store.environment import RunEnvironment
 
 __all__ = ["HostsExecutor"]
 
@@ -77,7 +78,7 @@ def _hosts_config(plan: Plan, store: Store, path: Path | None, run_id: str | Non
     if path is not None:
         return hostfile.load(path)
     if run_id is not None:     # a resumed run uses the hosts it started with
-        stored = store.run(run_id)["environment"].get("multihost", {}).get("hosts_toml")
+        stored = RunEnvironment.of_run(store.run(run_id)).hosts_toml
         if stored:
             return hostfile.parse(stored, f"hosts of run {run_id}")
     if plan.hosts:

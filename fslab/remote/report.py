@@ -18,8 +18,12 @@ from rich.table import Table
 from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
 from fslab.remote.hosts import AGGREGATE_HOST
+from fslab.metrics.answer import throughput_metrics
 from fslab.report.format import human, human_spread
-from fslab.run.summary import THROUGHPUT
+from fslab.store.environment import RunEnvironment
+
+# the metrics hosts are compared on: fio's read and write rates, as the catalogue declares them
+THROUGHPUT = throughput_metrics("fio")
 
 
 def host_order(records: pd.DataFrame, preferred: list[str] | None = None) -> list[str]:
@@ -97,9 +101,9 @@ def print_host_summary(store, run_id: str, console: Console) -> None:
     if records.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
         return
-    env = store.run(run_id)["environment"].get("multihost", {})
+    hosts = RunEnvironment.of_run(store.run(run_id)).hosts
     console.print(host_table(records))
-    print_host_comparison(records, console, list(env.get("hosts", {})))
+    print_host_comparison(records, console, hosts)
     for u in failed[:10]:
         console.print(f"[red]failed[/] {u['host']} {u['fs']}/{u['variant']} {u['suite']}:"
                       f"{u['case']} #{u['iteration']}: {escape(u['message'] or '')}")

@@ -8,6 +8,7 @@ import pandas as pd
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.terminal import decisions
 from fslab.report.load import Loaded
+from fslab.store.environment import RunEnvironment
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
                                  memory_unchecked_text, pairs_table, verdict_table,
@@ -53,13 +54,13 @@ def write_json(loaded: Loaded, path: Path) -> None:
     for e in entries:
         e["memory_checked"] = _checked(by_label.get(e["workload"]))
     doc = {"run": run["run_id"] if run else None,
-           "page_cache": ((run or {}).get("environment") or {}).get("page_cache"),
+           "page_cache": RunEnvironment.of_run(run).page_cache,
            "verdicts": verdicts_json(a, memory_bound(loaded.records), checks),
            # the rankings themselves are in "verdicts": the headline says which ones answer
            "headline": [{k: v for k, v in e.items() if k != "rankings"} for e in entries],
            "memory_check": memory_unchecked_text(checks, loaded.records),
            "failed_units": loaded.failed_units,
-           "adaptive": ((run or {}).get("environment") or {}).get("adaptive"),
+           "adaptive": RunEnvironment.of_run(run).adaptive,
            "claims": claims_json(run, loaded.records),
            "decisions": decisions(loaded.runs),
            "records": json.loads(loaded.records.to_json(orient="records"))}
@@ -86,7 +87,7 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     values, no formatting); "memory_checked" false where a filesystem's units had no
     device counters (`checks`: tables.memory_checks)."""
     import math
-    from fslab.analysis.names import metric_label
+    from fslab.metrics import label as metric_label
     from fslab.report.headline import memory_applies, memory_text
 
     def num(x):

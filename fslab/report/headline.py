@@ -9,85 +9,12 @@ import pandas as pd
 
 from fslab.analysis import Analysis
 from fslab.analysis.groups import FS_FACTOR
+from fslab.metrics import answer_metrics
+from fslab.metrics.declared import DEVICE_SHARES
 from fslab.report.tables import workload_label
 from fslab.report.verdicts import LETTERS_NOTE, ranking_line
 
 MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
-
-
-# The question a workload answers, by the metric that answers it, where its records carry
-# more than one candidate: corruption that passed unnoticed (not collateral damage), space
-# per small file and large-file creation time (not the space saving both also record),
-# dedup's space saving (not its read phase's IOPS), how much fitted before ENOSPC (not the
-# checker's verdict), aging's slow-down (not its failed steps).
-ANSWERS = ("silent", "space_overhead_per_file", "total_time", "space_saving_ratio",
-           "filled_bytes", "aging_factor")
-TIMES = ("elapsed_with_writeback", "elapsed", "time", "seconds", "pull_seconds_total")
-
-
-# A user's job-file job says what it does (fslab.fio.parse.declared_io, in its record params):
-# its answer is the rate of each direction that is a real share of its I/O (IOPS when random
-# or syncing: a sync bounds operations, not bytes; bandwidth when sequential), then the p99 of
-# its fsyncs/fdatasyncs when it syncs (what a database's commit waits for), else of its
-# larger direction.
-REAL_SHARE = 10   # % of a read/write mix below which a direction is incidental to the job
-
-
-def answer_metrics(case: str, params: str | dict | None, metrics: set[str]) -> list[str]:
-    """The metrics that answer a workload: what a job file's job declares, else by case."""
-    return job_answer(params, metrics) or _main_metrics(case, metrics)
-
-
-def job_answer(params: str | dict | None, metrics: set[str]) -> list[str]:
-    """The answer of a job file's job from what it declares (its params hold "job" and
-    "rw"); [] for any other workload, or when none of those metrics was ranked."""
-    if isinstance(params, str):
-        try:
-            params = orjson.loads(params or "{}")
-        except orjson.JSONDecodeError:
-            return []
-    if not (isinstance(params, dict) and "job" in params and "rw" in params):
-        return []
-    return _declared_metrics(params, metrics)
-
-
-def _declared_metrics(declared: dict, metrics: set[str]) -> list[str]:
-    from fslab.fio.parse import directions_of
-    rw = str(declared["rw"])
-    read_share = declared.get("rwmixread")
-    share = ({"read": float(read_share), "write": 100 - float(read_share)}
-             if isinstance(read_share, (int, float)) else {})
-    dirs = [d for d in ("read", "write", "trim")
-            if d in directions_of(rw) and share.get(d, 100) >= REAL_SHARE]
-    syncs = bool(declared.get("fsync") or declared.get("fdatasync"))
-    rate = "iops" if rw.startswith("rand") or syncs else "bw"
-    out = [f"{d}_{rate}" for d in dirs if f"{d}_{rate}" in metrics]
-    lat = ["sync_lat_p99", "sync_lat_mean"] if syncs else []
-    for d in sorted(dirs, key=lambda d: -share.get(d, 100)):
-        lat += [f"{d}_clat_p99", f"{d}_clat_mean"]
-    out += [m for m in lat if m in metrics][:1]
-    return out
-
-
-def _main_metrics(case: str, metrics: set[str]) -> list[str]:
-    """The metric that answers the workload (throughput, time, or what ANSWERS names),
-    then its p99 latency."""
-    seq = "seq" in case.lower()
-    prefs = (["write_bw", "read_bw", "write_iops", "read_iops"] if seq else
-             ["write_iops", "read_iops", "write_bw", "read_bw"])
-    # a job too short to time (fio/parse.py SHORT_RUN_MS) has no ranked rate: its latency
-    main = next((m for m in (*ANSWERS, *prefs, *TIMES, "available_bytes", "write_clat_mean",
-                             "read_clat_mean") if m in metrics), None)
-    if main is None:
-        # fio's own memory use answers nothing about a filesystem (a job file's
-        # workload-level row holds only it and the device counters)
-        main = next(iter(sorted(metrics - {"fio_max_rss"})), None)
-    out = [main] if main else []
-    if main and main.split("_")[0] in ("read", "write"):
-        lat = f"{main.split('_')[0]}_clat_p99"
-        if lat in metrics:
-            out.append(lat)
-    return out
 
 
 def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
@@ -95,7 +22,7 @@ def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
     bytes (device_read_share for reads, write_amplification for writes)."""
     if records.empty or "metric" not in records:
         return {}
-    r = records[records["metric"].isin(["device_read_share", "write_amplification"])]
+    r = records[records["metric"].isin(DEVICE_SHARES)]
     if r.empty:
         return {}
     med = r.groupby(["suite", "case", "params", "fs", "metric"], dropna=False)["value"].median()
@@ -134,7 +61,9 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
     for ident, g in groups:
         if not last(ident):
             continue
-        wanted = answer_metrics(str(ident.get("case", "")), ident.get("params"), set(g["metric"]))
+        # which metric answers a workload is the catalogue's (fslab/metrics/answer.py)
+        wanted = answer_metrics(ident.get("suite"), str(ident.get("case", "")), ident.get("params"),
+                                set(g["metric"]))
         if not wanted:
             continue
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]

@@ -14,7 +14,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from fslab.analysis.names import metric_label
+from fslab.metrics import label as metric_label
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.report.figures import FigureContext, lead_sections, sections_for
 from fslab.report.format import human

@@ -8,6 +8,7 @@ import pandas as pd
 
 from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.analysis.groups import normalize_factor
+from fslab import metrics
 from fslab.errors import FslabError
 
 
@@ -47,29 +48,25 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
 
 def declared_trials(records: pd.DataFrame) -> dict[str, str]:
     """{metric: the metric counting its trials}, as the suites of these records declare
-    them (fslab.workloads.base.Metric): the analysis pools those counts over rounds."""
-    from fslab import workloads
-    known = set(workloads.names())
-    return {m.key: m.trials for name in sorted(set(records["suite"]) & known)
-            for m in workloads.get(name).metrics if m.trials}
+    them (fslab.metrics): the analysis pools those counts over rounds."""
+    return metrics.trials(set(records["suite"]))
 
 
 def described_not_ranked(records: pd.DataFrame) -> pd.DataFrame:
-    """Read what earlier fslab versions ranked by mistake as described, not ranked: CPU %
-    and CPU seconds of fixed-time jobs marked 'lower is better' (which penalises the
-    filesystem that did more work; only operations per CPU-second rank CPU), and fio's
-    own peak memory (fio_max_rss: it describes fio, not the filesystem)."""
-    cpu = records["metric"].str.contains("cpu", regex=False) & \
-        ~records["metric"].str.startswith("ops_per_cpu")
-    wrong = (cpu | records["metric"].isin(FIO_OWN)) & records["better"].notna()
+    """Read what earlier fslab versions ranked by mistake as the catalogue declares it:
+    described, not ranked (CPU % and CPU seconds of fixed-time jobs once marked 'lower is
+    better', which penalises the filesystem that did more work: only operations per
+    CPU-second rank CPU; fio's own peak memory, which describes fio, not the filesystem)."""
+    pairs = records[["suite", "metric"]].drop_duplicates().itertuples(index=False, name=None)
+    unranked = {(s, m) for s, m in pairs if metrics.role(m, s) == "unranked"}
+    if not unranked:
+        return records
+    wrong = pd.MultiIndex.from_frame(records[["suite", "metric"]]).isin(list(unranked)) \
+        & records["better"].notna().to_numpy()
     if wrong.any():
         records = records.copy()
         records.loc[wrong, "better"] = None
     return records
-
-
-# fio's own process, not the filesystem's answer (fio_rusage_cpu is caught as CPU above)
-FIO_OWN = ("fio_max_rss",)
 
 
 KEY = ["run_id", "host", "fs", "variant", "suite", "case", "params", "iteration"]

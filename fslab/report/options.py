@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fslab.store.environment import RunEnvironment
+
 ROWS = (("mkfs", "mkfs options"), ("mount", "mount options"), ("properties", "ZFS properties"),
         ("pool_properties", "zpool properties"), ("in_effect", "in effect (read back)"))
 
@@ -40,13 +42,10 @@ def run_columns(runs: list[dict]) -> list[tuple[str, dict[str, str]]]:
             plan = plans.parse(text, f"stored plan of {run.get('run_id')}")
         except Exception:
             continue
-        env = run.get("environment") or {}
-        made = env.get("filesystems") or {}
-        probed = env.get("options_probe") or {}
+        env = RunEnvironment.of_run(run)
         for f in plan.filesystem:
             opts = spec_options(f)
-            opts["in_effect"] = in_effect_text(
-                (made.get(f.label) or {}).get("in_effect") or (probed.get(f.label) or {}).get("in_effect"))
+            opts["in_effect"] = in_effect_text(env.in_effect(f.label) or env.probed_in_effect(f.label))
             per_label.setdefault(f.label, []).append((run.get("run_id", "?"), opts))
     columns = []
     for label, seen in per_label.items():

@@ -1,11 +1,12 @@
-"""Generic figures for any suite: they read the analysis, never a metric's meaning."""
+"""Generic figures for any suite: they read the analysis; a metric's label is the catalogue's."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from fslab.analysis import Analysis, is_detail
+from fslab.analysis import Analysis
+from fslab.metrics import is_detail, label as metric_label
 from fslab.report.format import axis_scale
 from fslab.report.svg import PALETTE, colors
 from fslab.report.svgplot import Grid, box_stats, nice_ticks, tick_label
@@ -53,7 +54,8 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
             out = values[v["outlier"].to_numpy(dtype=bool)]
             ax.dots(np.full(len(out), i), out, "red", r=3.2, ring=True)
         ax.axes(list(range(len(s))), list(s["level"]), rotate=len(s) > 3)
-        ax.labels(f"{metric} {'↑' if s['better'].iloc[0] == 'higher' else '↓'}", label)
+        ax.labels(f"{metric_label(metric, s['suite'].iloc[0] if 'suite' in s else None)} "
+                  f"{'↑' if s['better'].iloc[0] == 'higher' else '↓'}", label)
     return grid.svg()
 
 
@@ -84,7 +86,8 @@ def residual_qq(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str |
     ax.axes(*_ticks(-lim, lim))
     ax.labels(ylabel="standardised residual")
     ax.text(ax.left + ax.w / 2, ax.top + ax.h + 28, "normal quantile", 7)
-    ax.legend([(m, PALETTE[i % len(PALETTE)]) for i, (m, _, _) in enumerate(drawn)], left=True)
+    ax.legend([(metric_label(m), PALETTE[i % len(PALETTE)]) for i, (m, _, _) in enumerate(drawn)],
+              left=True)
     return grid.svg()
 
 

@@ -3,18 +3,14 @@ name stands for (zfs: kernel OpenZFS, or the zfs-fuse daemon) and whether a gues
 emulator made them. Terminal, Markdown and HTML open their answer with these lines."""
 from __future__ import annotations
 
-SUFFIX = " implementation"
+from fslab.store.environment import RunEnvironment
 
 
 def implementation_lines(runs: list[dict]) -> list[str]:
     """'zfs here is OpenZFS 2.3.2 kernel module', or zfs-fuse's with what that means."""
     out: list[str] = []
     for run in runs:
-        tools = (run.get("environment") or {}).get("tools") or {}
-        for key, label in sorted(tools.items()):
-            if not key.endswith(SUFFIX):
-                continue
-            fs = key[:-len(SUFFIX)]
+        for fs, label in RunEnvironment.of_run(run).host_implementations().items():
             line = f"{fs} here is {label}"
             if "fuse" in str(label).lower():
                 line += (": a userspace port (pool v23, no O_DIRECT, work done in a daemon), "
@@ -34,7 +30,7 @@ def measured_as(runs: list[dict], records) -> str:
     cases = set(records["case"]) if records is not None and "case" in records else set()
     job_files: dict[str, dict] = {}
     for run in runs:
-        job_files.update((run.get("environment") or {}).get("job_files") or {})
+        job_files.update(RunEnvironment.of_run(run).job_files)
     parts = []
     if set(cases) - set(job_files):   # the policy applies to fslab's own workloads only
         from fslab.run.cachepolicy import answer_note    # true for every suite of the runs
@@ -68,12 +64,13 @@ def guest_lines(runs: list[dict]) -> list[str]:
     """Warnings a report must show for runs measured inside a guest (see docs/guest.md)."""
     notes = []
     for run in runs:
-        g = (run.get("environment") or {}).get("guest") or {}
+        env = RunEnvironment.of_run(run)
+        g = env.guest
         if not g:
             continue
         where = f"run {run.get('run_id', '?')}: measured inside a qemu guest ({g.get('label', 'guest')}, " \
                 f"kernel {g.get('kernel', '?')})"
-        if g.get("emulated"):
+        if env.emulated:
             notes.append(where + " under TCG software emulation: absolute performance is "
                          "EMULATED and says nothing about real hardware; compare these "
                          "filesystems only with each other.")
@@ -87,8 +84,6 @@ def recorded_implementations(runs: list[dict]) -> dict[str, str]:
     feature-claims tables): a report made on another machine must not take the host's."""
     out: dict[str, str] = {}
     for run in runs:
-        for label, fs in ((run.get("environment") or {}).get("filesystems") or {}).items():
-            impl = ((fs or {}).get("in_effect") or {}).get("implementation")
-            if impl:
-                out.setdefault(label, impl)
+        for label, impl in RunEnvironment.of_run(run).recorded_implementations().items():
+            out.setdefault(label, impl)
     return out

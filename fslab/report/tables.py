@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fslab.analysis import Analysis, is_detail
-from fslab.analysis.names import metric_label
+from fslab.analysis import Analysis
+from fslab.metrics import is_detail, label as metric_label
+from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.report.format import human, spread
 from fslab.report.verdicts import ranking_text
+from fslab.store.environment import RunEnvironment
 
 
 def workload_label(row, show_host: bool = False) -> str:
@@ -132,8 +134,8 @@ def adaptive_rounds(run: dict) -> dict | None:
     environment), for every view: a header sentence, one row per case (rounds run, whether
     its widest 95% CI reached the target) and the optional-stopping caveat. None when the
     run's rounds were fixed."""
-    ad = (run.get("environment") or {}).get("adaptive")
-    if not isinstance(ad, dict):
+    ad = RunEnvironment.of_run(run).adaptive
+    if ad is None:
         return None
     rows = []
     for name, c in sorted((ad.get("cases") or {}).items()):
@@ -170,9 +172,7 @@ def _case_label(name: str) -> str:
 # before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
 # no block device and dedup's read phase have none: the report says so instead of nothing.
 NOT_CHECKED = "not checked (no device counters in this run)"
-DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share",
-                   "write_amplification")
-FIO_IO = ("read_iops", "write_iops", "trim_iops", "read_bw", "write_bw", "trim_bw")
+FIO_IO = FIO_RATES
 
 
 def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:

@@ -7,12 +7,14 @@ from rich.table import Table
 
 from fslab.analysis import Analysis
 from fslab.report.verdicts import LEGEND
+from fslab.metrics.answer import throughput_metrics
 from fslab.report.tables import footnotes, verdict_table
+from fslab.store.environment import RunEnvironment
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
 # Markdown reports show everything); other suites show all their ranked metrics.
-IO_METRICS = ("read_iops", "write_iops", "read_bw", "write_bw")
+IO_METRICS = throughput_metrics()
 HEADLINE = (*IO_METRICS, "read_clat_p99", "write_clat_p99", "cpu_busy_system_wide")
 
 
@@ -86,7 +88,7 @@ def print_measurement_notes(loaded, console: Console) -> None:
     from fslab.run.cachepolicy import describe_run
     from fslab.report.baseline import print_baseline
     for run in loaded.runs:
-        for line in describe_run(run.get("environment") or {}):
+        for line in describe_run(RunEnvironment.of_run(run)):
             # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
             console.print(f"[dim]{escape(line)}[/dim]", emoji=False)
     for run in loaded.runs:

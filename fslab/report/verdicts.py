@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fslab.analysis.names import metric_label, ratio_text
+from fslab.analysis.names import ratio_text
+from fslab.metrics import label as metric_label
 from fslab.analysis.counts import DESIGN as POOLED
 from fslab.analysis.tiers import LETTERS, ONE
 

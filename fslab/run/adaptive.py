@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from fslab.analysis.engine import is_detail
+from fslab.metrics import is_detail
 from fslab.plan import Plan
 
 PERFORMANCE_UNITS = ("ops/s", "B/s", "s", "ns")

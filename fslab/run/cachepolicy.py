@@ -21,6 +21,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from fslab.store.environment import RunEnvironment
+
 POLICIES = ("off", "on")
 
 
@@ -81,9 +83,10 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
                    "page cache (see device_read_share)")
 
 
-def describe_run(environment: dict) -> list[str]:
+def describe_run(environment: RunEnvironment | dict) -> list[str]:
     """Report lines: the run's policy, what it could do on each filesystem (fio jobs), and
     what every other suite did with the cache (environment "workloads", its own words)."""
+    environment = RunEnvironment.of(environment).as_dict()
     policy = environment.get("page_cache")
     if policy is None:
         return []   # runs from before the policy existed: buffered, unknown

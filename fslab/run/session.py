@@ -27,6 +27,7 @@ from fslab import filesystems
 from fslab.errors import FslabError
 from fslab.plan import Plan
 from fslab.store import Store
+from fslab.store.environment import RunEnvironment
 from fslab.system import environment
 
 
@@ -173,8 +174,8 @@ def resumed_target(run: dict, target: str | None, device: str | None,
     compared as if alike, so a flag naming another target is refused. A device must be
     named again with --destroy-data: resuming is no proof that it may still be wiped.
     """
-    where = run["environment"].get("target", {})
-    kind = where.get("kind", "loop")
+    env = RunEnvironment.of_run(run)
+    where, kind = env.target, env.target_kind
     asked = ("hosts" if hosts else "mountpoint" if mountpoint else
              "device" if device else target)
     if asked and asked != kind:

@@ -5,15 +5,13 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from fslab.analysis.names import metric_label
-from fslab.report.headline import ANSWERS, job_answer
+from fslab import metrics
+from fslab.metrics.answer import job_answer, question_metrics, throughput_metrics
 from fslab.report.format import human, human_spread   # one number format for every output
 
-# A workload's table: the fate of damaged blocks, where "detected" has no direction but says
-# the most; else the metric that answers the workload (fslab.report.headline.ANSWERS, as in
-# the answer line), throughput, then its other directional metrics.
-THROUGHPUT = ("read_iops", "write_iops", "read_bw", "write_bw")
-OUTCOMES = ("damaged", "detected", "silent", "healed", "healed_after_scrub", "collateral_damage")
+# A workload's table: the fate of damaged blocks (the catalogue's outcomes), where "detected"
+# has no direction but says the most; else the metric of the workload's question (as in the
+# answer line), throughput, then its other directional metrics.
 MAX_METRICS = 4
 
 
@@ -23,14 +21,16 @@ def _params_label(params: str) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
-def _columns(g, params: str = "{}") -> list[str]:
+def _columns(g, params: str = "{}", suite: str | None = None) -> list[str]:
     present = set(g.metric)
-    if present.intersection(OUTCOMES):
-        return [m for m in OUTCOMES if m in present]
+    cat = metrics.of(suite)
+    outcomes = [m for m in cat.names("outcome") if m in present]
+    if outcomes:
+        return outcomes
     # a job file's job: what it declares answers it (read and write IOPS, fsync p99, ...)
     answer = (job_answer(params, set(g[g.better.notna()].metric))
-              or [m for m in ANSWERS if m in present][:1])
-    through = [m for m in THROUGHPUT if m in present]
+              or question_metrics(suite, present)[:1])
+    through = [m for m in throughput_metrics(suite) if m in present]
     if through and not answer:
         return through
     directional = g[g.better.notna()].metric.unique().tolist()
@@ -44,21 +44,21 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     if df.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
     for (suite, case, params), g in df.groupby(["suite", "case", "params"], sort=True):
-        metrics = _columns(g, params)
-        if not metrics:
+        shown = _columns(g, params, suite)
+        if not shown:
             continue
         extra = _params_label(params)
         t = Table(title=f"{suite}: {case}{' ' + extra if extra else ''}", title_justify="left")
         t.add_column("filesystem")
-        for m in metrics:
+        for m in shown:
             unit = g[g.metric == m].unit.iloc[0]
             arrow = {"higher": " ↑", "lower": " ↓"}.get(g[g.metric == m].better.iloc[0], "")
-            t.add_column(f"{metric_label(m)}{arrow}", justify="right")
+            t.add_column(f"{metrics.label(m, suite)}{arrow}", justify="right")
         t.add_column("n", justify="right")
         for (fs, variant), h in g.groupby(["fs", "variant"], sort=True):
             row = [fs if variant == "default" else f"{fs}:{variant}"]
             n = 0
-            for m in metrics:
+            for m in shown:
                 v = h[h.metric == m].value
                 n = max(n, len(v))
                 if v.empty:

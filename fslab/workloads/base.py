@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from fslab import metrics
 from fslab.errors import StepFailed
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec, SuiteSpec
 from fslab.plan.profiles import Profile
-from fslab.records import Better, Measurement, UnitKey
+from fslab.metrics import Catalogue
+from fslab.records import Measurement, UnitKey
 
 
 @dataclass
@@ -29,17 +31,6 @@ class Case:
     params: dict[str, Any] = field(default_factory=dict)   # recorded with every value
     config: Any = None                # suite-private details (job options, ...)
     image_bytes: int = 0              # loop image size this case needs (0: profile minimum)
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A metric a suite records, declared by the suite: its unit, its better direction and,
-    for a count of successes, the metric of the same unit that counts its trials (`silent`
-    blocks out of `damaged` ones): analysis then pools the counts (fslab/analysis/counts.py)."""
-    key: str
-    unit: str
-    better: Better = None
-    trials: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,8 +113,13 @@ class Suite(ABC):
     #: set when the suite writes or inspects files: it then skips a driver without any
     #: (the bare device), saying this
     needs_files: str | None = None
-    #: the metrics it declares (see Metric); analysis reads only their `trials`
-    metrics: tuple[Metric, ...] = ()
+    #: the metrics it records, as the catalogue declares them under its name
+    #: (fslab/metrics/declared.py): unit, direction, label, role, trials
+    metrics: Catalogue = Catalogue(())
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls.metrics = metrics.declared(cls.name) or Catalogue(())
 
     @abstractmethod
     def cases(self, spec: SuiteSpec, profile: Profile) -> list[Case]:

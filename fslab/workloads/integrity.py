@@ -19,7 +19,7 @@ Redundancy comes from the filesystem variant: btrfs `devices = 2` (raid1) or
 device stats, zpool status, scrub and checker output) is in integrity.json.
 
 `detected`, `silent`, `healed` and `healed_after_scrub` count damaged blocks (files or
-directories) out of the unit's `damaged` ones: METRICS declares that, so the analysis
+directories) out of the unit's `damaged` ones: the catalogue declares that (fslab/metrics), so the analysis
 compares filesystems on the blocks pooled over rounds, not on one count per round.
 """
 from __future__ import annotations
@@ -30,37 +30,15 @@ from fslab.errors import FslabError
 from fslab.workloads.support.bitflip import corrupt_and_classify
 from fslab.plan.profiles import Profile
 from fslab.records import Measurement
-from fslab.workloads.base import Case, Metric, Suite, UnitContext, UnitFailed, register
+from fslab import metrics
+from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
 
 KNOWN = {"files", "blocks_per_file", "damaged", "copies", "zfs_metadata"}
-
-# every damaged block ends detected, silent or healed; after a scrub every one is read again
-METRICS = (
-    Metric("damaged", "count"),
-    Metric("detected", "count", trials="damaged"),
-    Metric("silent", "count", "lower", trials="damaged"),
-    Metric("healed", "count", "higher", trials="damaged"),
-    Metric("healed_after_scrub", "count", "higher", trials="damaged"),
-    Metric("collateral_damage", "count", "lower"),
-    Metric("mount_ok", "bool"),
-    Metric("kernel_log_lines", "count"),
-    Metric("reported_corruption_errs", "count"),
-    Metric("reported_cksum_errors", "count"),
-    Metric("scrub_clean", "bool"),
-    Metric("scrub_corrected", "count"),
-    Metric("scrub_uncorrectable", "count"),
-    Metric("fsck_clean", "bool"),
-    Metric("fiemap_agreement", "ratio", "higher"),
-    Metric("tagged_blocks_found", "count"),
-)
-_DECLARED = {d.key: d for d in METRICS}
-
 
 @register
 class IntegritySuite(Suite):
     name = "integrity"
     description = "flip bytes in data/metadata blocks on the image; detected, silent or healed?"
-    metrics = METRICS
 
     def cases(self, spec, profile: Profile) -> list[Case]:
         o, _ = self.options(spec, KNOWN)
@@ -98,8 +76,7 @@ class IntegritySuite(Suite):
 def measurements(res: dict, artifact: str) -> list[Measurement]:
     """The integrity result as records; counts only for what was actually damaged."""
     def m(metric, value):
-        d = _DECLARED[metric]
-        return Measurement(metric, float(value), d.unit, d.better, artifact)
+        return metrics.measure("integrity", metric, value, artifact)
 
     ms = [m("damaged", res["damaged"])]
     if res["damaged"]:

@@ -39,6 +39,7 @@ from fslab.report.claims.judge import VERDICTS
 from fslab.report.claims.kinds import judge
 from fslab.report.claims.model import Claim, load_claims, parse
 from fslab.report.claims.views import HOLDS_MEANS, html_rows, markdown, print_claims
+from fslab.store.environment import RunEnvironment
 
 __all__ = ["VERDICTS", "HOLDS_MEANS", "Claim", "load_claims", "claims_json", "evaluate",
            "print_claims", "markdown", "html_rows"]
@@ -46,7 +47,7 @@ __all__ = ["VERDICTS", "HOLDS_MEANS", "Claim", "load_claims", "claims_json", "ev
 
 def claims_json(run: dict | None, records: pd.DataFrame) -> list[dict]:
     """The report --json "claims" key: [{study, claim, published, measured, verdict, why}]."""
-    return evaluate(records, (run or {}).get("environment") or {}, context.plan_name(run))
+    return evaluate(records, RunEnvironment.of_run(run), context.plan_name(run))
 
 
 def studies() -> list[dict]:
@@ -60,10 +61,12 @@ def studies() -> list[dict]:
     return out
 
 
-def evaluate(records: pd.DataFrame, environment: dict, plan: str = "") -> list[dict]:
+def evaluate(records: pd.DataFrame, environment: RunEnvironment | dict,
+             plan: str = "") -> list[dict]:
     """Every claim of every study this run belongs to, with its verdict."""
     if records.empty:
         return []
+    environment = RunEnvironment.of(environment)
     recs = records.copy()
     recs["label"] = [f if v == "default" else f"{f}:{v}" for f, v in zip(recs["fs"], recs["variant"])]
     out = []

@@ -10,7 +10,7 @@ from itertools import combinations
 
 import pandas as pd
 
-from fslab.analysis.names import metric_label
+from fslab.metrics import label as metric_label
 from fslab.analysis.omnibus import omnibus
 from fslab.report.claims.judge import HOLDS, NO_DIFFERENCE, NOT_MEASURED, fmt, series
 from fslab.report.claims.stats import ALPHA, holm, pair_test

@@ -12,10 +12,12 @@ from fslab.report.claims.judge import (
     series)
 from fslab.report.claims.model import Claim
 from fslab.report.claims.stats import ALPHA, median_ci, tost
+from fslab.store.environment import RunEnvironment
 
 
-def judge(c: Claim, recs: pd.DataFrame, env: dict) -> dict:
+def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
     """The claim's row: {study, claim, published, measured, verdict, why}."""
+    env = RunEnvironment.of(env)
     try:
         verdict, why, measured = _judge(c, recs, env)
     except Missing as e:
@@ -31,7 +33,7 @@ def judge(c: Claim, recs: pd.DataFrame, env: dict) -> dict:
             "verdict": verdict, "why": why}
 
 
-def _judge(c: Claim, recs: pd.DataFrame, env: dict) -> tuple[str, str, str]:
+def _judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment) -> tuple[str, str, str]:
     labels = set(recs["label"])
     missing = [fs for fs in c.filesystems if fs not in labels]
     if missing:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from markupsafe import escape
 
+from fslab.metrics import label as metric_label
 from fslab.report.figures import FigureContext, Section
 
 SUITES = ("*",)
@@ -28,7 +29,7 @@ def sections(ctx: FigureContext) -> list[Section]:
     rows = "".join(
         f"<tr><td>{escape(r['other'])} vs {escape(r['baseline'])}</td>"
         f"<td>{escape(r['fs'] if r['variant'] == 'default' else r['fs'] + ':' + r['variant'])}</td>"
-        f"<td>{escape(r['case'])}</td><td>{escape(r['metric'])}</td>"
+        f"<td>{escape(r['case'])}</td><td>{escape(metric_label(r['metric'], r['suite']))}</td>"
         f"<td>{escape(r['verdict'])}</td><td>{escape(r['note'] or '')}</td></tr>"
         for r in pairs.to_dict("records"))
     significant = int(pairs["significant"].sum())

@@ -1,0 +1,162 @@
+"""A run's environment as its readers ask it: which implementation a filesystem level ran,
+the cache policy, the guest, the tools, what the options probe read, ...
+
+The store keeps the environment as JSON written in several steps (the session's
+`run_environment`, each variant's first unit, the options probe, adaptive rounds, job files,
+an import, the hosts of a multi-host run); stores of older fslab versions lack some keys.
+`RunEnvironment` reads any of them, with the same answer for a missing key as for an empty
+one, so no reader indexes the dict by hand (the claims once looked up the ZFS implementation
+at the wrong level of it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+IMPLEMENTATION = " implementation"   # tools["zfs implementation"]: the host-wide label
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class RunEnvironment:
+    data: Mapping[str, Any] = field(default_factory=dict)   # as stored
+
+    @classmethod
+    def of(cls, source: "RunEnvironment | Mapping[str, Any] | None") -> "RunEnvironment":
+        """From a stored environment dict (or one already typed; None: empty)."""
+        if isinstance(source, RunEnvironment):
+            return source
+        return cls(_dict(source))
+
+    @classmethod
+    def of_run(cls, run: Mapping[str, Any] | None) -> "RunEnvironment":
+        """From a run row as the store returns it (`store.run(id)`)."""
+        return cls.of((run or {}).get("environment"))
+
+    def as_dict(self) -> dict:
+        return dict(self.data)
+
+    # --- where and with what ------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, str]:
+        return _dict(self.data.get("tools"))
+
+    @property
+    def target(self) -> dict:
+        """Where the filesystems lived ({"kind": "loop" | "device" | "mountpoint" | ...})."""
+        return _dict(self.data.get("target"))
+
+    @property
+    def target_kind(self) -> str:
+        return str(self.target.get("kind", "loop"))
+
+    @property
+    def profile(self) -> dict:
+        return _dict(self.data.get("profile"))
+
+    @property
+    def profile_scaled(self) -> bool:
+        return bool(self.profile.get("scaled"))
+
+    @property
+    def guest(self) -> dict:
+        """The qemu guest a run was measured in ({} when it ran on this host)."""
+        return _dict(self.data.get("guest"))
+
+    @property
+    def emulated(self) -> bool:
+        """Measured in a guest under software emulation (TCG): absolute speed says nothing."""
+        return bool(self.guest.get("emulated"))
+
+    @property
+    def multihost(self) -> dict:
+        return _dict(self.data.get("multihost"))
+
+    @property
+    def hosts(self) -> list[str]:
+        """The hosts of a multi-host run, in the order the run listed them."""
+        return list(_dict(self.multihost.get("hosts")))
+
+    @property
+    def hosts_toml(self) -> str | None:
+        """The hosts file a multi-host run started with (a resumed run uses it again)."""
+        return self.multihost.get("hosts_toml") or None
+
+    # --- filesystems ----------------------------------------------------------------------
+
+    @property
+    def filesystems(self) -> dict[str, dict]:
+        """Per filesystem level ('zfs:dedup'): what its first unit made (options in effect,
+        implementation, cache policy, serving daemon)."""
+        return {k: _dict(v) for k, v in _dict(self.data.get("filesystems")).items()}
+
+    def in_effect(self, fs_label: str) -> dict:
+        """What a level's first unit read back of its options and implementation."""
+        return _dict(self.filesystems.get(fs_label, {}).get("in_effect"))
+
+    @property
+    def options_probe(self) -> dict[str, dict]:
+        """What the options probe read of each variant with options, before the run."""
+        return {k: _dict(v) for k, v in _dict(self.data.get("options_probe")).items()}
+
+    def probed_in_effect(self, fs_label: str) -> dict:
+        return _dict(self.options_probe.get(fs_label, {}).get("in_effect"))
+
+    def implementation(self, fs_label: str) -> str:
+        """The implementation label a level ran ('zfs-fuse 0.7.0 (FUSE daemon)'): the level's
+        own record when it has one, else the host's tool for its filesystem; '' when the run
+        did not record one."""
+        own = self.in_effect(fs_label)
+        if own.get("implementation"):
+            return str(own.get("implementation_label") or own["implementation"])
+        name = fs_label.split(":", 1)[0]
+        return str(self.tools.get(f"{name}{IMPLEMENTATION}") or "")
+
+    def recorded_implementations(self) -> dict[str, str]:
+        """{level: implementation} as each level recorded it when mounted."""
+        return {label: str(fs["in_effect"]["implementation"])
+                for label, fs in self.filesystems.items()
+                if _dict(fs.get("in_effect")).get("implementation")}
+
+    def host_implementations(self) -> dict[str, str]:
+        """{filesystem: implementation label} among the host's tools ('zfs': 'OpenZFS ...')."""
+        return {k[:-len(IMPLEMENTATION)]: str(v) for k, v in sorted(self.tools.items())
+                if k.endswith(IMPLEMENTATION)}
+
+    # --- caching --------------------------------------------------------------------------
+
+    @property
+    def page_cache(self) -> str | None:
+        """The run's page-cache policy for fslab's own workloads ('off' | 'on'); None for
+        runs from before the policy existed (buffered, unknown)."""
+        policy = self.data.get("page_cache")
+        return str(policy) if policy is not None else None
+
+    def cache_policy(self, fs_label: str) -> str | None:
+        """What the policy could do on one level ('direct I/O (O_DIRECT)', ...)."""
+        return self.filesystems.get(fs_label, {}).get("cache_policy") or None
+
+    def daemon(self, fs_label: str) -> str | None:
+        """The user-space process that did a level's work (zfs-fuse), if any."""
+        return self.filesystems.get(fs_label, {}).get("daemon") or None
+
+    @property
+    def daemons(self) -> list[str]:
+        return sorted({d for label in self.filesystems if (d := self.daemon(label))})
+
+    @property
+    def job_files(self) -> dict[str, dict]:
+        """Per job file (a case): where it came from and how its jobs ran (their own I/O)."""
+        return {k: _dict(v) for k, v in _dict(self.data.get("job_files")).items()}
+
+    # --- rounds ---------------------------------------------------------------------------
+
+    @property
+    def adaptive(self) -> dict | None:
+        """What adaptive rounds did (None when the run did not use them)."""
+        value = self.data.get("adaptive")
+        return value if isinstance(value, dict) else None

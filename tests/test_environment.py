@@ -1,0 +1,61 @@
+"""A run's environment through its type (fslab/store/environment.py): a real run's, an old
+store's (keys missing), a guest run's, and the readers that ask it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fslab.store.environment import RunEnvironment
+
+REAL = Path(__file__).parent / "data" / "claims" / "s1-smoke-ext4-zfs-fuse.json"
+
+
+def real_run() -> dict:
+    return json.loads(REAL.read_text())["run"]
+
+
+def test_a_real_runs_environment_answers_its_readers_questions():
+    env = RunEnvironment.of_run(real_run())
+    # the level's own record wins over the host's tool (the claims bug looked elsewhere)
+    assert env.implementation("zfs:dedup") == "zfs-fuse 0.7.0 (FUSE daemon)"
+    assert env.implementation("ext4") == ""
+    assert env.recorded_implementations() == {"zfs:dedup": "zfs-fuse"}
+    assert env.host_implementations() == {"zfs": "zfs-fuse 0.7.0 (FUSE daemon)"}
+    assert env.page_cache in ("off", "on")
+    assert env.profile_scaled and env.profile["name"] == "smoke"
+    assert env.target_kind == "loop" and env.tools["fio"].startswith("fio-")
+    assert not env.emulated and env.guest == {} and env.adaptive is None
+
+
+def test_an_old_stores_environment_reads_as_unknown_not_as_an_error():
+    for stored in (None, {}, {"hostname": "h", "tools": None, "filesystems": {"ext4": None}}):
+        env = RunEnvironment.of(stored)
+        assert env.page_cache is None and env.implementation("zfs") == ""
+        assert env.cache_policy("ext4") is None and env.daemons == []
+        assert env.in_effect("ext4") == {} and env.probed_in_effect("ext4") == {}
+        assert env.job_files == {} and env.hosts == [] and env.hosts_toml is None
+        assert env.target_kind == "loop" and not env.profile_scaled
+
+
+def test_a_guest_and_a_host_tool_answer_where_the_numbers_come_from():
+    env = RunEnvironment.of({"guest": {"label": "tcg", "emulated": True},
+                             "tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},
+                             "filesystems": {"zfs": {"cache_policy": "direct I/O",
+                                                     "daemon": "zfs-fuse"}},
+                             "multihost": {"hosts": {"b": {}, "a": {}}}})
+    assert env.emulated and env.implementation("zfs:x") == "OpenZFS 2.3.2 kernel module"
+    assert env.cache_policy("zfs") == "direct I/O" and env.daemons == ["zfs-fuse"]
+    assert env.hosts == ["b", "a"]
+
+
+def test_the_readers_take_the_stored_dict_or_the_type_alike():
+    from fslab.report.claims import evaluate
+    from fslab.report.provenance import measured_where, recorded_implementations
+    from fslab.run.cachepolicy import describe_run
+    run = real_run()
+    env = run["environment"]
+    assert describe_run(env) == describe_run(RunEnvironment.of(env))
+    assert recorded_implementations([run]) == {"zfs:dedup": "zfs-fuse"}
+    assert measured_where([run])[0].startswith("zfs here is zfs-fuse 0.7.0")
+    import pandas as pd
+    assert evaluate(pd.DataFrame(), env) == evaluate(pd.DataFrame(), RunEnvironment.of(env)) == []
