@@ -25,7 +25,8 @@ from markupsafe import Markup
 from fslab.analysis.names import metric_label
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.analysis import is_detail
-from fslab.report.figures import FigureContext, decision, latency_cdf, lead_sections, sections_for
+from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
+                                  sections_for)
 from fslab.report.format import human, human_spread
 from fslab.report.load import Loaded
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
@@ -78,7 +79,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         measured=measured_where(loaded.runs),
         options=html_table(loaded.runs),
         suites=_suites(loaded, results_root),
-        cdf_caption=latency_cdf.CAPTION,
+        cdf_caption=latency_cdf.CAPTION, over_time_caption=over_time.CAPTION,
         omnibus=_table(_labelled(assumption_checks(a), a)), min_n_to_check=MIN_N_TO_CHECK,
         regression=_table(_metric_named(a.regression)),
         iterations=_iterations(a),
@@ -160,6 +161,7 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
                 "ranked": _table(_level_table(a, s, main)),
                 "panels": Markup(medians_and_points(a, s, d, main) or ""),
                 "cdf": Markup(latency_cdf.figure(d, a.levels, results_root) or ""),
+                "over_time": Markup(over_time.figure(d, a.levels, results_root) or ""),
                 "described": _table(_level_table(a, s, more)),
                 "described_panels": Markup(medians_and_points(a, s, d, more) or ""),
                 "qq": Markup(residual_qq(a, s, d) or ""),
