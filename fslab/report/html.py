@@ -42,6 +42,8 @@ from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, 
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
+# the metrics whose records point at the fio JSON (and logs) the raw-artifact figures read
+RAW_ANCHORS = (*latency_cdf.ANCHORS.values(), *over_time.ANCHORS)
 _SUMMARY_COLS = {"level": "filesystem", "n": "n", "median": "median", "median_ci_lo": "median: 95% from",
                  "median_ci_hi": "median: 95% to", "mean": "mean", "sd": "sd", "cv": "CV",
                  "min": "min", "max": "max", "outliers": "outliers"}
@@ -145,11 +147,16 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
         workloads = []
         # the panels read only these columns: splitting a slim frame is far cheaper
         panel_cols = list(dict.fromkeys([*where, "metric", "unit", "level", "value", "outlier",
-                                         "iteration", "params", "artifact"]))
-        panel_cols = [c for c in panel_cols if c in data.columns]
+                                         "iteration"]))
         data_groups = dict(list(data[panel_cols].groupby(where, sort=True, dropna=False)))
+        # the figures from raw artifacts (CDFs, logs) read the rows that point at them
+        unit_cols = list(dict.fromkeys([*where, "metric", "level", "iteration", "params", "artifact"]))
+        units = data[data["metric"].isin(RAW_ANCHORS)] if "artifact" in data.columns else data.iloc[0:0]
+        unit_groups = dict(list(units[[c for c in unit_cols if c in data.columns]]
+                                .groupby(where, sort=True, dropna=False)))
         for key, s in summary.groupby(where, sort=True, dropna=False):
             d = data_groups[key]
+            u = unit_groups.get(key, units.iloc[0:0])
             ident = dict(zip(where, key if isinstance(key, tuple) else (key,)))
             label = workload_label(ident, show_host)
             p = pairs[pairs["workload"] == workload_label(ident)] if not pairs.empty else pairs
@@ -160,8 +167,8 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
                 "verdicts": _verdict_lines(tiers.get(key, []), [m for m, _ in main]),
                 "ranked": _table(_level_table(a, s, main)),
                 "panels": Markup(medians_and_points(a, s, d, main) or ""),
-                "cdf": Markup(latency_cdf.figure(d, a.levels, results_root) or ""),
-                "over_time": Markup(over_time.figure(d, a.levels, results_root) or ""),
+                "cdf": Markup(latency_cdf.figure(u, a.levels, results_root) or ""),
+                "over_time": Markup(over_time.figure(u, a.levels, results_root) or ""),
                 "described": _table(_level_table(a, s, more)),
                 "described_panels": Markup(medians_and_points(a, s, d, more) or ""),
                 "qq": Markup(residual_qq(a, s, d) or ""),
@@ -216,17 +223,24 @@ def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
 def _level_table(a, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
     """One row per metric: each filesystem's median with the order-statistic 95% interval
     the verdict table prints (where n allows one)."""
+    if not metrics:
+        return pd.DataFrame()
+    slim = s[s["metric"].isin([m for m, _ in metrics])][
+        ["metric", "unit", "level", "better", "median", "median_ci_lo", "median_ci_hi", "n"]]
+    by = {}
+    for r in slim.itertuples(index=False):
+        by.setdefault((r.metric, r.unit), []).append(r)
     rows = []
     for metric, unit in metrics:
-        g = s[(s["metric"] == metric) & (s["unit"] == unit)]
-        better = g["better"].iloc[0] if len(g) else None
+        g = by.get((metric, unit), [])
+        better = g[0].better if g else None
         row = {"metric": metric_label(metric),
                "": {"higher": "↑", "lower": "↓"}.get(better, "not ranked")}
-        for lv in g.to_dict("records"):
-            lo, hi = lv["median_ci_lo"], lv["median_ci_hi"]
-            row[lv["level"]] = (human_spread(lv["median"], lo, hi, unit)
-                                if pd.notna(lo) and pd.notna(hi) else human(lv["median"], unit))
-        row["n"] = int(g["n"].min()) if len(g) else 0
+        for lv in g:
+            lo, hi = lv.median_ci_lo, lv.median_ci_hi
+            row[lv.level] = (human_spread(lv.median, lo, hi, unit)
+                             if pd.notna(lo) and pd.notna(hi) else human(lv.median, unit))
+        row["n"] = min(int(lv.n) for lv in g) if g else 0
         row["key"] = metric
         rows.append(row)
     cols = ["metric", "", *a.levels, "n", "key"]

@@ -21,14 +21,14 @@ from fslab.report.svg import colors
 from fslab.report.svgplot import Grid
 
 PLACE = "workload"
-MAX_UNITS = 400          # artifacts read per workload at most (an import may have thousands)
+MAX_ROUNDS = 10          # lines per filesystem at most: more are unreadable (and each is a file read)
 # the metric whose records point at the artifact holding a direction's bins
-_ANCHOR = {"read": "read_clat_p99", "write": "write_clat_p99", "trim": "trim_clat_p99",
+ANCHORS = {"read": "read_clat_p99", "write": "write_clat_p99", "trim": "trim_clat_p99",
            "sync": "sync_lat_p99"}
 TITLE = {"read": "read completion latency", "write": "write completion latency",
          "trim": "trim completion latency", "sync": "fsync/fdatasync latency"}
 CAPTION = ("Latency distributions from fio's json+ histogram bins: one line per filesystem "
-           "and round; the vertical axis is the percentile, stretched so that p90, p99 and "
+           f"and round (the first {MAX_ROUNDS} rounds); the vertical axis is the percentile, stretched so that p90, p99 and "
            "p99.9 are equally spaced (a line ends at the largest latency its round saw).")
 
 
@@ -37,9 +37,10 @@ def figure(data: pd.DataFrame, levels: list[str], results_root: Path | None) -> 
     if results_root is None or "artifact" not in data:
         return None
     curves: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
-    for direction, metric in _ANCHOR.items():
+    for direction, metric in ANCHORS.items():
         rows = data[(data["metric"] == metric) & data["artifact"].notna()]
-        for r in rows.head(MAX_UNITS).itertuples(index=False):
+        rows = rows.sort_values("iteration").groupby("level", sort=False).head(MAX_ROUNDS)
+        for r in rows.itertuples(index=False):
             bins = job_bins(str(results_root / r.artifact), _job_of(r.params), direction)
             if bins:
                 v, n = zip(*sorted(bins.items()))

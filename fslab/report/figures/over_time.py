@@ -28,6 +28,7 @@ BUCKETS = 200        # time windows per line at most
 MAX_UNITS = 60       # units read per workload at most
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 KINDS = (("iops", "write_iops_log", "IOPS"), ("clat", "write_lat_log", "completion latency"))
+ANCHORS = ("read_iops", "write_iops", "trim_iops")   # a job's own rows (each unit's artifact)
 CAPTION = ("From the job's own fio logs (write_iops_log=, write_lat_log=): one line per "
            "filesystem and round; time from the job's start.")
 
@@ -35,9 +36,8 @@ CAPTION = ("From the job's own fio logs (write_iops_log=, write_lat_log=): one l
 def figure(data: pd.DataFrame, levels: list[str], results_root: Path | None) -> str | None:
     if results_root is None or "artifact" not in data:
         return None
-    if not data["metric"].str.match(r"^(read|write|trim)_iops$").any():
-        return None     # not a job's own rows (a job file's unit-level CPU and device rows)
-    units = data[data["artifact"].notna()].drop_duplicates(["level", "iteration", "artifact", "params"])
+    units = data[data["metric"].isin(ANCHORS) & data["artifact"].notna()]   # a job's own rows
+    units = units.drop_duplicates(["level", "iteration", "artifact", "params"])
     lines: dict[tuple[str, str], list[tuple[str, np.ndarray, np.ndarray]]] = defaultdict(list)
     for r in units.head(MAX_UNITS).itertuples(index=False):
         fio_json = results_root / r.artifact
