@@ -211,12 +211,12 @@ def box_stats(values) -> dict:
 
 
 def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: float | None = 1.0,
-                 width: float = 600, tick_format=None) -> str:
+                 width: float = 560, tick_format=None) -> str:
     """A forest plot: one row per item (top to bottom), a dot at `value` with a horizontal
     whisker from `lo` to `hi` where both are finite, the row's `label` on the left and its
     `note` on the right; a dashed line at `reference`. rows: dicts with label, value, lo,
     hi, color, note. log: the value axis in decades (ratios)."""
-    row_h, top, left, right, bottom = 22, 26, 96, 220, 34
+    row_h, top, left, right, bottom = 22, 26, 90, 200, 34
     plot_w = width - left - right
     height = top + row_h * len(rows) + bottom
     panel = Panel(left, top, plot_w, row_h * len(rows))
