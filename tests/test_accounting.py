@@ -140,10 +140,11 @@ def test_report_lines_say_what_the_policy_did():
     assert describe_run(env) == ["page cache off: fio jobs measure the device",
                                  "  ext4: direct I/O (O_DIRECT)",
                                  "  zfs: direct I/O (O_DIRECT), primarycache=metadata; "
-                                 "served by the zfs-fuse daemon",
-                                 "fio's usr_cpu/sys_cpu/fio_rusage_cpu leave out the zfs-fuse "
-                                 "daemon's work: CPU is ranked only as ops_per_cpu_second "
-                                 "(system-wide CPU)"]
+                                 "served by the zfs-fuse daemon (O_DIRECT stops at the "
+                                 "kernel's page cache, not at the daemon)",
+                                 "fio's own CPU figures (user %, system %, CPU seconds) leave "
+                                 "out the zfs-fuse daemon's work: CPU is ranked only as "
+                                 "operations per CPU-second (system-wide CPU)"]
     assert describe_run({}) == []
 
 

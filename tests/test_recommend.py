@@ -11,6 +11,7 @@ consistent difference can reach p < 0.05); every point cites a stored record or 
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 import sqlite3
@@ -242,7 +243,7 @@ def test_recommend_json_shape(store):
     st, run_id = store["fio"]
     p = run_fslab("recommend", run_id, "--priorities", "file-server", "--json", "--results", str(st.root))
     server = json.loads(p.stdout)
-    assert list(server)[:4] == ["priorities", "first", "ranking", "not_measured"]
+    assert list(server)[:5] == ["measured_where", "priorities", "first", "ranking", "not_measured"]
     assert server["priorities"] == "file-server" and server["first"] is None
     assert {r["level"] for r in server["ranking"]} == set(SPEED)
     assert all(r["score"] is None and r["rank"] is None for r in server["ranking"])
@@ -396,13 +397,35 @@ def test_report_opens_with_the_recommendation(smoke_run, tmp_path):
     out = tmp_path / "report.html"
     run_fslab("report", run_id, "--html", str(out), "--results", str(results), env=env)
     page = out.read_text()
-    # the answer first (one tier line per workload), then the recommendation
-    first_h2 = page.index("<h2")
-    assert page[first_h2:].startswith('<h2 id="answer">Answer')
-    second_h2 = page.index("<h2", first_h2 + 1)
-    assert page[second_h2:].startswith('<h2 id="lead-1">Recommendation')
+    # the answer first (one tier line per workload), its decision figure, the options
+    # compared, then the recommendation: one profile in full, the others in a line
+    assert re.findall(r'<h2 id="([^"]+)"', page)[:4] == ["answer", "decision", "options", "lead-1"]
+    assert page[page.index('<h2 id="lead-1"'):].startswith('<h2 id="lead-1">Recommendation')
+    assert page.count("evidence behind every point") == 1
     assert "data-integrity" in page and "resource-constrained" in page
     assert "Feature matrix" in page and "verified" in page
+
+
+@pytest.mark.e2e
+@needs_root()
+def test_recommend_says_what_zfs_is_as_the_report_does(smoke_run, tmp_path):
+    """zfs-fuse is not kernel OpenZFS: `recommend` (terminal and --json) says so before any
+    ranking, in the words the report's banner uses."""
+    results, run_id, env = smoke_run
+    from fslab.report.provenance import measured_where
+    from fslab.store.db import Store
+    store = Store(results)
+    try:
+        lines = measured_where([store.run(run_id)])
+    finally:
+        store.close()
+    rec = _recommend(smoke_run, "random-io")
+    assert rec["measured_where"] == lines
+    terminal = run_fslab("recommend", run_id, "--priorities", "random-io", "--results",
+                         str(results), env=env).stdout
+    if any("zfs-fuse" in line for line in lines):     # the host's zfs is the FUSE daemon
+        assert "O_DIRECT skips the kernel's page cache" in " ".join(terminal.split())
+        assert terminal.index("Measured:") < terminal.index("fslab recommend")
 
 
 def test_scores_follow_the_size_of_the_difference_not_only_its_sign():

@@ -54,10 +54,14 @@ def test_report_is_offline_and_escaped(report):
     html = out.read_text()
     assert EVIL not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;" in html
     assert not re.search(r"<script|https?://(?!www\.w3\.org/)", html), "no scripts, no network"
-    for section in ("Verdict summary", "Suite fio", "Suite tasks", "Assumption checks",
-                    "Completion latency percentiles", "Environment and exact plan",
-                    "How to reproduce", "Raw artifacts", "regression view"):
+    for section in ("The decision, per workload", "Verdict table", "Suite fio", "Suite tasks",
+                    "Assumption checks", "Completion latency percentiles",
+                    "Environment and exact plan", "How to reproduce", "Raw artifacts",
+                    "Regression view"):
         assert section in html
+    # the decision figure comes right after the answer, before any table
+    assert html.index('id="answer"') < html.index('id="decision"') < html.index("<table")
+    assert not internal_titles(html, store_metrics(report[1], report[2]))
     # tables name metrics as a person says them, with the stored key beside them
     for label, key in (("read IOPS", "read_iops"), ("p99 read latency", "read_clat_p99"), ("time", "elapsed")):
         assert f"<td>{label}</td>" in html and f"<td>{key}</td>" in html
@@ -66,10 +70,35 @@ def test_report_is_offline_and_escaped(report):
     assert links and all((out.parent / link).is_file() for link in links)
 
 
+# what a reader reads as a title: headings, folded sections, table headers, captions and
+# the text drawn in a figure (axis titles, panel titles, legends)
+_TITLES = re.compile(r"<(h[1-6]|summary|th|figcaption|text)\b[^>]*>(.*?)</\1>", re.S)
+
+
+def internal_titles(html: str, metrics: set[str]) -> list[str]:
+    """Titles that name a metric by its stored key (write_clat_mean, fio_max_rss) rather
+    than as a person says it."""
+    keys = {m for m in metrics if "_" in m}
+    found = []
+    for _, text in _TITLES.findall(html):
+        plain = re.sub(r"<[^>]+>", "", text)
+        found += [f"{k} in {plain!r}" for k in keys if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", plain)]
+    return found
+
+
+def store_metrics(store, run_id: str) -> set[str]:
+    return set(store.records([run_id])["metric"])
+
+
+# screenshots of rendered reports, for a person to look at (kept by CI as test artifacts)
+ARTIFACTS = Path(os.environ.get("FSLAB_TEST_ARTIFACTS") or Path(__file__).resolve().parent / "artifacts")
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_report_renders_in_chromium_without_errors(report):
     out, _, _ = report
-    result = render_in_chromium(out)
+    result = render_in_chromium(out, screenshot=ARTIFACTS / "report-imported-s2.png")
+    assert (ARTIFACTS / "report-imported-s2.png").stat().st_size > 10_000
     assert result["errors"] == [], result["errors"]
     svgs = result["svgs"]
     expected = out.read_text().count("<svg")
@@ -122,7 +151,11 @@ _MEASURE = """JSON.stringify({title: document.title, svgs: [...document.querySel
 })})"""
 
 
-def render_in_chromium(page: Path) -> dict:
+def render_in_chromium(page: Path, screenshot: Path | None = None, width: int = 1400,
+                       height: int = 3000) -> dict:
+    """Load the page in headless Chromium: its title, every SVG's size and shape count,
+    the console's errors and warnings; with `screenshot`, a PNG of the page's top
+    (width x height CSS pixels) is saved there."""
     to_chrome_r, to_chrome_w = os.pipe()
     from_chrome_r, from_chrome_w = os.pipe()
     profile = tempfile.mkdtemp(prefix="fslab-chromium-")
@@ -153,6 +186,14 @@ def render_in_chromium(page: Path) -> dict:
         cdp.wait_for("Page.loadEventFired")
         measured = cdp.send("Runtime.evaluate", {"expression": _MEASURE, "returnByValue": True},
                             session=session)
+        if screenshot is not None:
+            import base64
+            cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                            "deviceScaleFactor": 1, "mobile": False},
+                     session=session)
+            shot = cdp.send("Page.captureScreenshot", {"format": "png"}, session=session)
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
         errors = [e for e in cdp.events if _is_error(e)]
         cdp.send("Browser.close")
     finally:

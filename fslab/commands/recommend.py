@@ -20,8 +20,9 @@ def recommend(
         "resource-constrained | random-io | sequential-throughput | file-server | data-integrity | "
         "small-files, or a TOML file of weighted criteria (see docs/recommend.md).")),
     json: bool = typer.Option(False, "--json", help=(
-        "Print JSON: priorities, first (null when nothing measured decides), ranking, "
-        "not_measured, capabilities and every criterion's evidence (see README).")),
+        "Print JSON: measured_where (what the numbers are from, e.g. zfs-fuse), priorities, "
+        "first (null when nothing measured decides), ranking, not_measured, capabilities and "
+        "every criterion's evidence (see README).")),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
     results: Optional[Path] = ResultsOpt,
 ) -> None:
@@ -31,14 +32,16 @@ def recommend(
     scored; criteria the run did not measure are listed with the suite that answers them.
     Every point cites its verdict or feature."""
     from fslab.recommend import recommend_run
-    from fslab.recommend.render import markdown as md, print_rich
+    from fslab.recommend.render import as_json, markdown as md, measured_where, print_rich
     from fslab.store import open_store
     store = open_store(results_dir(results))
     rec = recommend_run(store, run_id or store.latest_run_id(), priorities)
+    warnings = measured_where(rec, store)   # zfs-fuse is not kernel ZFS, as the report says
     if json:
-        print(orjson.dumps(rec.as_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY,
+        print(orjson.dumps(as_json(rec, warnings),
+                           option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY,
                            default=str).decode())
     elif markdown:
-        print(md(rec))
+        print(md(rec, warnings))
     else:
-        print_rich(rec, console)
+        print_rich(rec, console, warnings)

@@ -17,6 +17,11 @@ def register(app: typer.Typer) -> None:
                csv: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV per table into this folder."),
                parquet: Optional[Path] = typer.Option(None, "--parquet", help="Write all records as Parquet."),
                json_out: Optional[Path] = typer.Option(None, "--json", help="Write the answer as JSON: verdicts (tiers, ratio to best with CI), headline, failed units, claims, and every record."),
+               priorities: Optional[List[str]] = typer.Option(
+                   None, "--priorities", "-p",
+                   help="The HTML's recommendation for these priorities (repeatable): a built-in "
+                        "profile (fslab recommend --help lists them) or a TOML file; default: the "
+                        "built-in profile the run measured the most of."),
                factor: str = typer.Option("fs+variant", "--factor",
                                           help="What to compare: fs+variant, host or run_id."),
                results: Path = ResultsOpt) -> None:
@@ -43,7 +48,11 @@ def register(app: typer.Typer) -> None:
         written = []
         if html is not None:
             from fslab.report.html import render_html
-            render_html(loaded, html, store.root)
+            if priorities:
+                from fslab.recommend import load as load_priorities
+                for p in priorities:     # refused before anything is written
+                    load_priorities(p)
+            render_html(loaded, html, store.root, priorities=priorities)
             written.append(str(html))
         if markdown is not None:
             markdown.parent.mkdir(parents=True, exist_ok=True)

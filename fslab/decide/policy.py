@@ -27,7 +27,7 @@ class Measure:
     better: str = "higher"
 
     def describe(self) -> str:
-        from fslab.analysis.names import metric_label
+        from fslab.metrics import label as metric_label
         names = sorted({metric_label(m) for m in self.metrics.values()})
         return (names[0] if len(names) == 1 and len(self.metrics) == 1 else
                 "geometric mean over workloads of " + ", ".join(names))
@@ -35,7 +35,7 @@ class Measure:
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     """Each workload's answer metric (or `metric` where it was measured)."""
-    from fslab.report.headline import answer_metrics
+    from fslab.metrics import answer_metrics
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
@@ -47,7 +47,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
         if (suite, case) in jobs and '"job"' not in str(params):
             continue
         present = set(g["metric"])
-        chosen = metric if metric else next(iter(answer_metrics(case, params, present)), None)
+        chosen = metric if metric else next(iter(answer_metrics(suite, case, params, present)), None)
         if chosen in present:
             out.metrics[(suite, case, params)] = chosen
             directions.add(g.loc[g["metric"] == chosen, "better"].iloc[0])

@@ -2,7 +2,8 @@
 
 What reports call: `first_text(rec)` (one line: who is first, or why no one is),
 `rec.paragraph`, `html(rec)`, `markdown(rec)`, `print_rich(rec, console)`; the JSON
-shape is `rec.as_dict()`.
+shape is `as_json(rec)`. Where the numbers come from (zfs here is zfs-fuse, a guest's
+emulator: fslab.report.provenance) is said before any ranking, as `fslab report` says it.
 """
 from __future__ import annotations
 
@@ -91,8 +92,22 @@ def _rank_label(r) -> str:
     return "–" if math.isnan(r.score) else f"{r.rank}{'=' if r.tied_with else ''}"
 
 
-def print_rich(rec: Recommendation, console: Console) -> None:
-    """Criteria as rows, filesystems as columns (in rank order), then the evidence."""
+def measured_where(rec: Recommendation, store) -> list[str]:
+    """The report's 'Measured:' lines for the run this recommendation decides from."""
+    from fslab.report.provenance import measured_where as lines
+    return lines([store.run(rec.run_id)])
+
+
+def as_json(rec: Recommendation, warnings: list[str] = ()) -> dict:
+    """rec.as_dict() with `measured_where`: the lines to read before any ranking."""
+    return {"measured_where": list(warnings), **rec.as_dict()}
+
+
+def print_rich(rec: Recommendation, console: Console, warnings: list[str] = ()) -> None:
+    """The provenance warnings, criteria as rows, filesystems as columns (in rank order),
+    then the evidence."""
+    for w in warnings:
+        console.print(f"[bold yellow]Measured:[/] {escape(w)}")
     t = Table(title=f"fslab recommend — run {rec.run_id}, priorities {rec.priorities.name}: "
                     f"first: {first_text(rec)}", title_justify="left")
     t.add_column("criterion")
@@ -117,8 +132,9 @@ def print_rich(rec: Recommendation, console: Console) -> None:
         console.print(f"[dim]feature probes from run {rec.features_run}[/dim]")
 
 
-def markdown(rec: Recommendation) -> str:
+def markdown(rec: Recommendation, warnings: list[str] = ()) -> str:
     out = [f"# Recommendation — priorities: {rec.priorities.name}", "",
+           *[f"> **Measured:** {w}\n" for w in warnings],
            f"Run {rec.run_id}. {rec.priorities.description}", "",
            f"**First: {first_text(rec)}**", "", rec.paragraph, "",
            "| rank | filesystem | score | " + " | ".join(

@@ -1,11 +1,19 @@
 """The self-contained offline HTML report (Jinja2, inline SVG, no scripts, no network).
 
+A decision document: the answer, one figure per workload that shows the decision (each
+filesystem's ratio to the best with its interval and group), the options compared, the
+recommendation for the priorities asked; then per workload its verdicts (each once),
+its ranked metrics (medians with the intervals the verdicts print), latency
+distributions, and what was not ranked folded away; checks and appendices fold into
+<details>. Every title names a metric as a person says it (fslab.analysis.names).
+
 Jinja autoescapes every value; only SVG made by matplotlib or fslab/report/svgplot.py
 (both escape their own text) and sections from fslab/report/figures are inserted as markup.
 """
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -16,12 +24,14 @@ from markupsafe import Markup
 
 from fslab.metrics import label as metric_label
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
-from fslab.report.figures import FigureContext, lead_sections, sections_for
-from fslab.report.format import human
+from fslab.metrics import is_detail
+from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
+                                  sections_for)
+from fslab.report.format import human, human_spread
 from fslab.report.load import Loaded
-from fslab.report.plots import bars_and_points, residual_qq
-from fslab.report.headline import headline, headline_text
-from fslab.report.verdicts import LEGEND
+from fslab.report.plots import described_metrics, medians_and_points, residual_qq
+from fslab.report.headline import answer_metrics, headline, headline_text
+from fslab.report.verdicts import LEGEND, ranking_text
 from fslab.report.provenance import measured_as, measured_where
 from fslab.report.options import html_table
 from fslab.report.claims import claims_json, html_rows
@@ -32,34 +42,48 @@ from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, 
 
 MAX_ITERATION_ROWS = 2000    # the per-iteration table beyond this lives in the CSV only
 MAX_ARTIFACT_LINKS = 500
-_SUMMARY_COLS = ["level", "n", "mean", "median", "sd", "cv", "min", "max", "mean_ci_lo",
-                 "mean_ci_hi", "median_ci_lo", "median_ci_hi", "outliers"]
+# the metrics whose records point at the fio JSON (and logs) the raw-artifact figures read
+RAW_ANCHORS = (*latency_cdf.ANCHORS.values(), *over_time.ANCHORS)
+_SUMMARY_COLS = {"level": "filesystem", "n": "n", "median": "median", "median_ci_lo": "median: 95% from",
+                 "median_ci_hi": "median: 95% to", "mean": "mean", "sd": "sd", "cv": "CV",
+                 "min": "min", "max": "max", "outliers": "outliers"}
+_PAIR_COLS = {"metric": "metric", "baseline": "A", "other": "B", "test": "test", "p": "p",
+              "p_holm": "p (Holm)", "ratio": "B ÷ A", "ratio_ci_lo": "95% from",
+              "ratio_ci_hi": "95% to", "delta": "effect size", "magnitude": "magnitude",
+              "verdict": "verdict", "note": "note", "key": "key"}
 
 
-def render_html(loaded: Loaded, out: Path, results_root: Path) -> None:
+def render_html(loaded: Loaded, out: Path, results_root: Path,
+                priorities: list[str] | None = None) -> None:
+    """Write the report; `priorities` (built-in names or TOML files) choose the
+    recommendation shown (none: the built-in profile this run measured the most of)."""
     env = Environment(loader=PackageLoader("fslab.report", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["num"] = fmt_float
     a = loaded.analysis
+    entries = headline(a, loaded.records)
     page = env.get_template("report.html.j2").render(
         title="fslab report — " + ", ".join(r["run_id"] for r in loaded.runs),
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
-        answer=headline_text(headline(a, loaded.records)), legend=LEGEND,
+        answer=headline_text(entries), legend=LEGEND,
+        decisions=_sections(decision.figures(entries)), decision_caption=decision.CAPTION,
         measured_as=measured_as(loaded.runs, loaded.records),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
         adaptive=[{**v, "table": _table(pd.DataFrame(v["cases"]))}
                   for v in filter(None, map(adaptive_rounds, loaded.runs))],
-        lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root))),
-        verdicts=_table(verdict_table(a).drop(columns="metric_key")), notes=footnotes(a),
+        lead=_sections(lead_sections(FigureContext(a, "*", a.summary, a.data, results_root,
+                                                   priorities=priorities))),
+        verdicts=_table(_readable_verdicts(a)), notes=footnotes(a),
         claims=html_rows(claims_json(loaded.runs[0] if loaded.runs else None, loaded.records)),
         measured=measured_where(loaded.runs),
         options=html_table(loaded.runs),
         suites=_suites(loaded, results_root),
+        cdf_caption=latency_cdf.CAPTION, over_time_caption=over_time.CAPTION,
         omnibus=_table(_labelled(assumption_checks(a), a)), min_n_to_check=MIN_N_TO_CHECK,
-        regression=_table(a.regression),
+        regression=_table(_metric_named(a.regression)),
         iterations=_iterations(a),
         reproduce=_reproduce(loaded, results_root, out.parent),
         artifacts=_artifacts(loaded, results_root, out.parent),
@@ -78,8 +102,25 @@ def _labelled(df: pd.DataFrame, a) -> pd.DataFrame:
     show_host = "host" in a.keys and a.data["host"].nunique() > 1
     labels = [workload_label(r, show_host) for r in df.to_dict("records")]
     drop = [c for c in ("run_id", "host", "suite", "case", "params") if c in df.columns]
-    return df.drop(columns=drop).assign(workload=labels)[
-        ["workload"] + [c for c in df.columns if c not in drop]]
+    return _metric_named(df.drop(columns=drop).assign(workload=labels)[
+        ["workload"] + [c for c in df.columns if c not in drop]])
+
+
+def _metric_named(df: pd.DataFrame) -> pd.DataFrame:
+    """A table's metric column as a person says it, the stored key in a column beside it."""
+    if df.empty or "metric" not in df.columns:
+        return df
+    at = list(df.columns).index("metric") + 1
+    out = df.assign(metric=df["metric"].map(metric_label))
+    out.insert(at, "key", df["metric"])
+    return out
+
+
+def _readable_verdicts(a) -> pd.DataFrame:
+    """The flat verdict table (every metric of every workload, ranked or not), kept as a
+    reference appendix: the verdicts themselves are said once per workload above it."""
+    t = verdict_table(a)
+    return t.rename(columns={"metric_key": "key"})
 
 
 def _run_view(run: dict) -> dict:
@@ -96,28 +137,45 @@ def _sections(found) -> list[dict]:
 def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     a = loaded.analysis
     where = [k for k in a.keys if k not in ("metric", "unit")]
+    tiers = _tier_groups(a, where)
+    pairs = pairs_table(a)
+    show_host = "host" in a.keys and a.data["host"].nunique() > 1
     out = []
     for suite in sorted(a.summary["suite"].unique()):
         summary = a.summary[a.summary["suite"] == suite]
         data = a.data[a.data["suite"] == suite]
         workloads = []
-        # the generic panels read only these columns: splitting a slim frame is far cheaper
-        panel_cols = list(dict.fromkeys([*where, "metric", "unit", "level", "value", "outlier"]))
+        # the panels read only these columns: splitting a slim frame is far cheaper
+        panel_cols = list(dict.fromkeys([*where, "metric", "unit", "level", "value", "outlier",
+                                         "iteration"]))
         data_groups = dict(list(data[panel_cols].groupby(where, sort=True, dropna=False)))
-        pairs = pairs_table(a)
-        show_host = "host" in a.keys and a.data["host"].nunique() > 1
+        # the figures from raw artifacts (CDFs, logs) read the rows that point at them
+        unit_cols = list(dict.fromkeys([*where, "metric", "level", "iteration", "params", "artifact"]))
+        units = data[data["metric"].isin(RAW_ANCHORS)] if "artifact" in data.columns else data.iloc[0:0]
+        unit_groups = dict(list(units[[c for c in unit_cols if c in data.columns]]
+                                .groupby(where, sort=True, dropna=False)))
         for key, s in summary.groupby(where, sort=True, dropna=False):
             d = data_groups[key]
-            label = workload_label(dict(zip(where, key)), show_host)
-            p = pairs[pairs["workload"] == label] if not pairs.empty else pairs
+            u = unit_groups.get(key, units.iloc[0:0])
+            ident = dict(zip(where, key if isinstance(key, tuple) else (key,)))
+            label = workload_label(ident, show_host)
+            p = pairs[pairs["workload"] == workload_label(ident)] if not pairs.empty else pairs
+            main = _main_metrics(a, s, ident)
+            more = [m for m in described_metrics(a, s) if m not in main]
             workloads.append({
                 "label": label,
-                "bars": Markup(bars_and_points(a, s, d) or ""),
+                "verdicts": _verdict_lines(tiers.get(key, []), [m for m, _ in main]),
+                "ranked": _table(_level_table(a, s, main)),
+                "panels": Markup(medians_and_points(a, s, d, main) or ""),
+                "cdf": Markup(latency_cdf.figure(u, a.levels, results_root) or ""),
+                "over_time": Markup(over_time.figure(u, a.levels, results_root) or ""),
+                "described": _table(_level_table(a, s, more)),
+                "described_panels": Markup(medians_and_points(a, s, d, more) or ""),
                 "qq": Markup(residual_qq(a, s, d) or ""),
                 "summary": _table(_metric_rows(s)),
-                "pairs": _table(_named(p)[["metric", "key", "baseline", "other", "test", "p", "p_holm",
-                                           "delta", "magnitude", "ratio", "ratio_ci_lo", "ratio_ci_hi",
-                                           "verdict", "note"]]) if not p.empty else None,
+                "pairs": _table(_named(p)[list(_PAIR_COLS)].rename(columns=_PAIR_COLS))
+                if not p.empty else None,
+                "outliers": _outliers(d),
             })
         extra = sections_for(FigureContext(a, suite, summary, data, results_root))
         out.append({"name": suite, "workloads": workloads,
@@ -126,23 +184,119 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     return out
 
 
+def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
+    """The ranked groups (fslab.analysis.tiers rows) of each workload."""
+    if a.tiers.empty:
+        return {}
+    return {(k if isinstance(k, tuple) else (k,)): g.to_dict("records")
+            for k, g in a.tiers.groupby(where, sort=True, dropna=False)}
+
+
+def _main_metrics(a, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:
+    """The metrics a workload is ranked on, its answer's first, then the other ranked
+    headline metrics (not a distribution's tails; fio's total latency `lat` repeats
+    `clat` plus a submission time of nanoseconds, so it joins the details)."""
+    ranked = s[s["better"].isin(["higher", "lower"])]
+    pairs = list(dict.fromkeys(zip(ranked["metric"], ranked["unit"])))
+    answer = answer_metrics(ident.get("suite"), str(ident.get("case", "")), ident.get("params"),
+                            {m for m, _ in pairs})
+    first = [p for m in answer for p in pairs if p[0] == m]
+    rest = [p for p in pairs if p not in first and not is_detail(p[0])
+            and "_lat_" not in p[0].replace("sync_lat_", "")]
+    return (first + rest)[:12]
+
+
+def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
+    """Each verdict once: ranked metrics whose rankings read the same (IOPS and bandwidth
+    of one job) share one line; lines follow `order` (the answer's metrics first)."""
+    rank = {m: i for i, m in enumerate(order)}
+    lines: dict[str, dict] = {}
+    for t in sorted(groups, key=lambda t: (rank.get(t["metric"], len(rank)), t["metric"])):
+        if t["metric"] not in rank:
+            continue
+        text = ranking_text(t)
+        arrow = "↑" if t["better"] == "higher" else "↓"
+        line = lines.setdefault(arrow + text, {"metrics": [], "text": text, "arrow": arrow})
+        line["metrics"].append(metric_label(t["metric"]))
+    return [{**v, "metrics": ", ".join(v["metrics"])} for v in lines.values()]
+
+
+def _level_table(a, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
+    """One row per metric: each filesystem's median with the order-statistic 95% interval
+    the verdict table prints (where n allows one)."""
+    if not metrics:
+        return pd.DataFrame()
+    slim = s[s["metric"].isin([m for m, _ in metrics])][
+        ["metric", "unit", "level", "better", "median", "median_ci_lo", "median_ci_hi", "n"]]
+    by = {}
+    for r in slim.itertuples(index=False):
+        by.setdefault((r.metric, r.unit), []).append(r)
+    rows = []
+    for metric, unit in metrics:
+        g = by.get((metric, unit), [])
+        better = g[0].better if g else None
+        row = {"metric": metric_label(metric),
+               "": {"higher": "↑", "lower": "↓"}.get(better, "not ranked")}
+        for lv in g:
+            lo, hi = lv.median_ci_lo, lv.median_ci_hi
+            row[lv.level] = (human_spread(lv.median, lo, hi, unit)
+                             if pd.notna(lo) and pd.notna(hi) else human(lv.median, unit))
+        row["n"] = min(int(lv.n) for lv in g) if g else 0
+        row["key"] = metric
+        rows.append(row)
+    cols = ["metric", "", *a.levels, "n", "key"]
+    return pd.DataFrame(rows, columns=cols).dropna(axis=1, how="all").fillna("–") if rows else pd.DataFrame()
+
+
+def _outliers(d: pd.DataFrame) -> dict | None:
+    """The values flagged as outliers in this workload, listed where they are counted."""
+    o = d[d["outlier"].astype(bool)]
+    if o.empty:
+        return None
+    rows = [{"metric": metric_label(r["metric"]), "filesystem": r["level"],
+             "round": r.get("iteration", ""), "value": human(r["value"], r["unit"]), "key": r["metric"]}
+            for r in o.sort_values(["metric", "level"]).to_dict("records")]
+    return _table(pd.DataFrame(rows))
+
+
 def _named(df: pd.DataFrame) -> pd.DataFrame:
     """The metric as a person says it, with the stored key beside it (to filter or re-run by)."""
     return df.assign(key=df["metric"], metric=df["metric"].map(metric_label))
 
 
 def _metric_rows(s: pd.DataFrame) -> pd.DataFrame:
-    rows = _named(s)[["metric", "key", "unit", "better", *_SUMMARY_COLS]].copy()
-    rows["median (readable)"] = [human(m, u) for m, u in zip(rows["median"], rows["unit"])]
-    rows["better"] = rows["better"].fillna("not ranked")
-    return rows
+    rows = _named(s)[["metric", "unit", "better", *_SUMMARY_COLS, "key"]].copy()
+    rows.insert(3, "median (readable)", [human(m, u) for m, u in zip(rows["median"], rows["unit"])])
+    rows["better"] = rows["better"].map({"higher": "↑ higher", "lower": "↓ lower"}).fillna("not ranked")
+    return rows.rename(columns={**_SUMMARY_COLS, "better": "ranked"})
 
 
 def _iterations(a) -> dict | None:
     wide = a.per_iteration()
     if len(wide) > MAX_ITERATION_ROWS:
         return {"too_many": len(wide)}
-    return _table(wide)
+    return _table(wide.rename(columns=_column_labels(wide.columns)))
+
+
+def _column_labels(columns) -> dict[str, str]:
+    """'read_iops [ops/s]' -> 'read IOPS [ops/s]' (the key where two labels would clash)."""
+    out, used = {}, {}
+    for c in columns:
+        key, sep, unit = str(c).partition(" [")
+        if not sep:
+            continue
+        label = f"{metric_label(key)} [{unit}"
+        used.setdefault(label, []).append(c)
+        out[c] = label
+    for label, cs in used.items():
+        if len(cs) > 1:    # fio's total latency (lat) reads as its completion latency (clat)
+            for c in cs:
+                if re.match(r"(read|write|trim)_lat_", str(c)):
+                    out[c] = label.replace(" [", " (submission + completion) [")
+        if len({out[c] for c in cs}) < len(cs):
+            for c in cs:
+                out[c] = str(c)
+    return out
 
 
 def _rel(path: Path, start: Path) -> str:

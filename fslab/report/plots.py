@@ -23,11 +23,20 @@ def headline_metrics(a: Analysis, rows: pd.DataFrame) -> list[tuple[str, str]]:
     return list(dict.fromkeys(zip(ranked["metric"], ranked["unit"])))[:MAX_PANELS]
 
 
-def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> str | None:
-    """One panel per headline metric: mean with its 95% t-interval as a bar, every
-    iteration as a dot on top (a box plot when there are too many to see), outliers
-    ringed in red."""
-    metrics = headline_metrics(a, summary)
+def described_metrics(a: Analysis, rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(metric, unit) of the unranked, non-detail metrics that are not all zero."""
+    described = rows[~rows["better"].isin(["higher", "lower"]) & ~rows["metric"].map(is_detail)]
+    nonzero = described.groupby(["metric", "unit"], sort=False)["max"].transform(lambda m: (m != 0).any())
+    described = described[nonzero.astype(bool)]
+    return list(dict.fromkeys(zip(described["metric"], described["unit"])))[:MAX_PANELS]
+
+
+def medians_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame,
+                       metrics: list[tuple[str, str]]) -> str | None:
+    """One panel per metric: every iteration as a dot (a box plot when there are too many
+    to see), each level's median as a bar across them with the interval the verdict
+    table prints (the order-statistic interval of the median, where n allows one),
+    outliers ringed in red. Titled as a person names the metric."""
     if not metrics:
         return None
     palette = colors(a.levels)
@@ -38,13 +47,15 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
         d = by_metric[(metric, unit)]
         scale, label = axis_scale(d["value"], unit)
         by_level = {lv: v for lv, v in d.groupby("level", sort=False)}
-        mean, lo, hi = (s[c].to_numpy() / scale for c in ("mean", "mean_ci_lo", "mean_ci_hi"))
-        shown = [*mean, *lo[np.isfinite(lo)], *hi[np.isfinite(hi)], *(d["value"] / scale)]
-        ax.limits((-0.5 - 0.04 * len(s), len(s) - 0.5 + 0.04 * len(s)), shown, zero=True)
+        med, lo, hi = (s[c].to_numpy(dtype=float) / scale
+                       for c in ("median", "median_ci_lo", "median_ci_hi"))
+        shown = [*med, *lo[np.isfinite(lo)], *hi[np.isfinite(hi)], *(d["value"] / scale)]
+        ax.limits((-0.5 - 0.04 * len(s), len(s) - 0.5 + 0.04 * len(s)), shown,
+                  zero=bool((d["value"] >= 0).all()))
         for i, lv in enumerate(s["level"]):
-            ax.rect(i - 0.4, i + 0.4, 0, mean[i], palette[lv], 0.55)
             if np.isfinite(lo[i]) and np.isfinite(hi[i]):
-                ax.error_bar(i, lo[i], hi[i])
+                ax.rect(i - 0.22, i + 0.22, lo[i], hi[i], palette[lv], 0.25)
+            ax.line(i - 0.3, med[i], i + 0.3, med[i], palette[lv], 2.2)
             v = by_level.get(lv, d.iloc[0:0])
             values = v["value"].to_numpy() / scale
             if len(v) > MAX_DOTS:
@@ -54,8 +65,9 @@ def bars_and_points(a: Analysis, summary: pd.DataFrame, data: pd.DataFrame) -> s
             out = values[v["outlier"].to_numpy(dtype=bool)]
             ax.dots(np.full(len(out), i), out, "red", r=3.2, ring=True)
         ax.axes(list(range(len(s))), list(s["level"]), rotate=len(s) > 3)
-        ax.labels(f"{metric_label(metric, s['suite'].iloc[0] if 'suite' in s else None)} "
-                  f"{'↑' if s['better'].iloc[0] == 'higher' else '↓'}", label)
+        better = s["better"].iloc[0]
+        arrow = {"higher": " ↑", "lower": " ↓"}.get(better, "")
+        ax.labels(f"{metric_label(metric, s['suite'].iloc[0] if 'suite' in s else None)}{arrow}", label)
     return grid.svg()
 
 

@@ -13,7 +13,10 @@ def implementation_lines(runs: list[dict]) -> list[str]:
         for fs, label in RunEnvironment.of_run(run).host_implementations().items():
             line = f"{fs} here is {label}"
             if "fuse" in str(label).lower():
-                line += (": a userspace port (pool v23, no O_DIRECT, work done in a daemon), "
+                # O_DIRECT opens succeed (FUSE passes them on; the run's cache policy says
+                # "direct I/O (O_DIRECT)"), but the daemon reads and writes through its ARC
+                line += (": a userspace port (pool v23; O_DIRECT skips the kernel's page cache "
+                         "but not the daemon's own cache; work done in a daemon), "
                          f"not kernel OpenZFS; its speed and CPU say nothing about kernel "
                          f"{fs.upper()} (--target guest runs OpenZFS)")
             if line not in out:

@@ -52,16 +52,19 @@ def tick_label(v: float) -> str:
 
 
 class Panel:
-    """One plot area. x is categorical-friendly data units; y is linear or log."""
+    """One plot area. x is categorical-friendly data units (or log: xlim in decades);
+    y is linear or log."""
 
     def __init__(self, left: float, top: float, width: float, height: float):
         self.left, self.top, self.w, self.h = left, top, width, height
         self.parts: list[str] = []
-        self.xlim, self.ylim, self.log = (0.0, 1.0), (0.0, 1.0), False
+        self.xlim, self.ylim, self.log, self.xlog = (0.0, 1.0), (0.0, 1.0), False, False
 
-    def limits(self, xlim: tuple[float, float], values, log: bool = False, zero: bool = False) -> None:
-        """x range as given; y range covering `values` (and 0 for bars) with a 5% margin
-        (log: a 5% margin in decades), like matplotlib's autoscale."""
+    def limits(self, xlim: tuple[float, float], values, log: bool = False, zero: bool = False,
+               xlog: bool = False) -> None:
+        """x range as given (xlog: in decades, log10 of the data); y range covering `values`
+        (and 0 for bars) with a 5% margin (log: a 5% margin in decades), like matplotlib's
+        autoscale."""
         vals = [v for v in values if math.isfinite(v) and (v > 0 or not log)] or [1.0]
         lo, hi = min(vals), max(vals)
         if log:
@@ -71,11 +74,23 @@ class Panel:
         pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 1.0)
         lo = lo if (zero and lo == 0 and not log) else lo - pad
         hi = hi if (zero and hi == 0 and not log) else hi + pad
-        self.xlim, self.ylim, self.log = xlim, (lo, hi), log
+        self.xlim, self.ylim, self.log, self.xlog = xlim, (lo, hi), log, xlog
 
     def x(self, v: float) -> float:
         a, b = self.xlim
+        v = math.log10(v) if self.xlog else v
         return self.left + (v - a) / (b - a) * self.w
+
+    def polyline(self, xs, ys, color: str = "black", width: float = 1.0, opacity: float = 1.0) -> None:
+        """A line through the points (non-finite ones skipped), as one path."""
+        pts = [(self.x(x), self.y(y)) for x, y in zip(xs, ys)
+               if math.isfinite(x) and math.isfinite(y) and (x > 0 or not self.xlog)
+               and (y > 0 or not self.log)]
+        if len(pts) < 2:
+            return
+        d = "M" + "L".join(f"{_f(px)} {_f(py)}" for px, py in pts)
+        self.parts.append(f'<path d="{d}" fill="none" stroke="{css(color)}" stroke-width="{width}" '
+                          f'stroke-opacity="{opacity}"/>')
 
     def y(self, v: float) -> float:
         a, b = self.ylim
@@ -122,18 +137,20 @@ class Panel:
         self.parts.append(f'<text x="{_f(px)}" y="{_f(py)}" font-size="{size}" text-anchor="{anchor}"'
                           f'{turn}>{escape(text)}</text>')
 
-    def axes(self, xticks: list[float], xlabels: list[str], rotate: bool = False) -> None:
-        """Left and bottom spines, y ticks with labels, x tick labels."""
+    def axes(self, xticks: list[float], xlabels: list[str], rotate: bool = False,
+             yticks: list[tuple[float, str]] | None = None) -> None:
+        """Left and bottom spines, y ticks with labels (automatic, or (value, label) pairs),
+        x tick labels."""
         bottom, left = self.top + self.h, self.left
         self.parts.append(f'<path d="M{_f(left)} {_f(self.top)}V{_f(bottom)}H{_f(left + self.w)}" '
                           'fill="none" stroke="black" stroke-width="0.8"/>')
         lo, hi = self.ylim
         ticks = log_ticks(lo, hi) if self.log else nice_ticks(lo, hi)
-        for t in ticks:
+        for t, label in yticks or [(t, tick_label(t)) for t in ticks]:
             py = self.y(t)
             self.parts.append(f'<line x1="{_f(left - 3)}" y1="{_f(py)}" x2="{_f(left)}" y2="{_f(py)}" '
                               'stroke="black" stroke-width="0.8"/>')
-            self.text(left - 5, py + 3, tick_label(t), 7, "end")
+            self.text(left - 5, py + 3, label, 7, "end")
         for t, label in zip(xticks, xlabels):
             px = self.x(t)
             self.parts.append(f'<line x1="{_f(px)}" y1="{_f(bottom)}" x2="{_f(px)}" y2="{_f(bottom + 3)}" '
@@ -150,10 +167,10 @@ class Panel:
             cx, cy = self.left - 38, self.top + self.h / 2
             self.text(cx, cy, ylabel, 7, rotate=-90)
 
-    def legend(self, entries: list[tuple[str, str]], left: bool = False) -> None:
-        """(label, colour) swatches in the panel's upper right (or left) corner."""
+    def legend(self, entries: list[tuple[str, str]], left: bool = False, bottom: bool = False) -> None:
+        """(label, colour) swatches in the panel's upper right (or left; or lower) corner."""
         for i, (label, color) in enumerate(entries):
-            py = self.top + 4 + i * 9
+            py = (self.top + self.h - 10 - (len(entries) - 1 - i) * 9) if bottom else self.top + 4 + i * 9
             px = self.left + 4 if left else self.left + self.w - 10
             self.parts.append(f'<rect x="{_f(px)}" y="{_f(py)}" width="6" height="6" fill="{css(color)}"/>')
             if left:
@@ -191,3 +208,66 @@ def box_stats(values) -> dict:
     return {"q1": q1, "med": med, "q3": q3,
             "whislo": float(inside_lo.min()) if inside_lo.size else q1,
             "whishi": float(inside_hi.max()) if inside_hi.size else q3}
+
+
+def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: float | None = 1.0,
+                 width: float = 560, tick_format=None) -> str:
+    """A forest plot: one row per item (top to bottom), a dot at `value` with a horizontal
+    whisker from `lo` to `hi` where both are finite, the row's `label` on the left and its
+    `note` on the right; a dashed line at `reference`. rows: dicts with label, value, lo,
+    hi, color, note. log: the value axis in decades (ratios)."""
+    row_h, top, left, right, bottom = 22, 26, 90, 200, 34
+    plot_w = width - left - right
+    height = top + row_h * len(rows) + bottom
+    panel = Panel(left, top, plot_w, row_h * len(rows))
+    shown = [v for r in rows for v in (r["value"], r.get("lo"), r.get("hi"))
+             if isinstance(v, (int, float)) and math.isfinite(v) and (v > 0 or not log)]
+    if reference is not None:
+        shown.append(reference)
+    shown = shown or [1.0]
+    lo, hi = min(shown), max(shown)
+    if log:
+        lo, hi = math.log10(lo), math.log10(hi)
+    pad = (hi - lo) * 0.06 or 0.1
+    panel.limits((lo - pad, hi + pad), [0, len(rows)], xlog=log)
+    panel.ylim = (0, len(rows))
+    ticks = log_ticks(lo - pad, hi + pad) if log else nice_ticks(lo - pad, hi + pad)
+    fmt = tick_format or tick_label
+    bottom_y = top + row_h * len(rows)
+    parts = panel.parts
+    parts.append(f'<path d="M{_f(left)} {_f(bottom_y)}H{_f(left + plot_w)}" fill="none" '
+                 'stroke="black" stroke-width="0.8"/>')
+    for t in ticks:
+        px = panel.x(t)
+        parts.append(f'<line x1="{_f(px)}" y1="{_f(top)}" x2="{_f(px)}" y2="{_f(bottom_y + 3)}" '
+                     'stroke="#ddd" stroke-width="0.6"/>')
+        panel.text(px, bottom_y + 13, fmt(t), 8)
+    if reference is not None:
+        px = panel.x(reference)
+        parts.append(f'<line x1="{_f(px)}" y1="{_f(top - 4)}" x2="{_f(px)}" y2="{_f(bottom_y)}" '
+                     'stroke="#555" stroke-width="0.8" stroke-dasharray="3 2"/>')
+    for i, r in enumerate(rows):
+        cy = top + row_h * (i + 0.5)
+        if i % 2:
+            parts.append(f'<rect x="0" y="{_f(cy - row_h / 2)}" width="{_f(width)}" '
+                         f'height="{row_h}" fill="#f6f6f6"/>')
+            parts.insert(0, parts.pop())          # the band goes under everything
+        panel.text(left - 8, cy + 4, r["label"], 10, "end")
+        panel.text(left + plot_w + 10, cy + 4, r.get("note", ""), 9, "start")
+        lo_v, hi_v, v = r.get("lo"), r.get("hi"), r["value"]
+        ok = lambda x: isinstance(x, (int, float)) and math.isfinite(x) and (x > 0 or not log)
+        color = css(r.get("color", "black"))
+        if ok(lo_v) and ok(hi_v) and hi_v > lo_v:
+            x0, x1 = panel.x(lo_v), panel.x(hi_v)
+            parts.append(f'<line x1="{_f(x0)}" y1="{_f(cy)}" x2="{_f(x1)}" y2="{_f(cy)}" '
+                         f'stroke="{color}" stroke-width="2"/>')
+            for px in (x0, x1):
+                parts.append(f'<line x1="{_f(px)}" y1="{_f(cy - 5)}" x2="{_f(px)}" y2="{_f(cy + 5)}" '
+                             f'stroke="{color}" stroke-width="1.4"/>')
+        if ok(v):
+            parts.append(f'<circle cx="{_f(panel.x(v))}" cy="{_f(cy)}" r="5" fill="{color}"/>')
+    panel.text(left, 14, title, 11, "start")
+    panel.text(left + plot_w / 2, height - 4, axis, 9)
+    body = "".join(parts)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
+            f'viewBox="0 0 {_f(width)} {_f(height)}" {FONT}>{body}</svg>')

@@ -93,7 +93,11 @@ def describe_run(environment: RunEnvironment | dict) -> list[str]:
     fs_lines = []
     for label, fs in sorted((environment.get("filesystems") or {}).items()):
         if fs.get("cache_policy"):
-            daemon = f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else ""
+            # O_DIRECT through FUSE reaches the daemon, which has caches of its own
+            daemon = (f"; served by the {fs['daemon']} daemon (O_DIRECT stops at the kernel's "
+                      "page cache, not at the daemon)" if fs.get("daemon") and "O_DIRECT" in
+                      fs["cache_policy"] else
+                      f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else "")
             fs_lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
     suites = suite_policies(environment)
     if policy == "off":
@@ -106,8 +110,9 @@ def describe_run(environment: RunEnvironment | dict) -> list[str]:
     daemons = sorted({fs["daemon"] for fs in (environment.get("filesystems") or {}).values()
                       if fs.get("daemon")})
     if daemons:
-        lines.append(f"fio's usr_cpu/sys_cpu/fio_rusage_cpu leave out the {', '.join(daemons)} "
-                     "daemon's work: CPU is ranked only as ops_per_cpu_second (system-wide CPU)")
+        lines.append(f"fio's own CPU figures (user %, system %, CPU seconds) leave out the "
+                     f"{', '.join(daemons)} daemon's work: CPU is ranked only as operations per "
+                     "CPU-second (system-wide CPU)")
     return lines
 
 

@@ -9,8 +9,9 @@ the generic per-metric figures. `html` is inserted as-is: build it with to_svg()
 escape any text you put in it (markupsafe.escape).
 
 A module with `PLACE = "lead"` is instead called once for the whole report (suite "*",
-every row) and its sections open the report, before the verdict summary (the
-recommendation lives there).
+every row) and its sections open the report, after the answer, its decision figures
+(figures/decision.py, PLACE = "decision": drawn from the answer's rankings, called by
+html.py) and the option table (the recommendation lives there).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class FigureContext:
     summary: pd.DataFrame      # the suite's rows of analysis.summary
     data: pd.DataFrame         # the suite's rows of analysis.data (records + level, outlier)
     results_root: Path | None = None   # to read raw artifacts (records store relative paths)
+    priorities: list[str] | None = None   # the recommendation's priorities, as asked (lead only)
 
 
 def _modules():
