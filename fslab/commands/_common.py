@@ -28,3 +28,15 @@ err = Console(stderr=True, width=_piped_width("stderr"))
 def results_dir(results: Path | None) -> Path:
     import os
     return Path(results or os.environ.get("FSLAB_RESULTS") or "fslab-results")
+
+
+def existing_store(results: Path | None):
+    """The results store a command reads; reading never creates one: where there is none,
+    an input error (exit 2) that says where fslab looked."""
+    from fslab.errors import FslabError
+    from fslab.store import open_store
+    root = results_dir(results)
+    if not (root / "fslab.sqlite").is_file():
+        raise FslabError(f"no results store in {root} (fslab run writes one there; "
+                         "--results DIR or $FSLAB_RESULTS names another)", code=2)
+    return open_store(root)
