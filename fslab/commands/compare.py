@@ -6,7 +6,8 @@ from typing import Optional
 
 import typer
 
-from fslab.commands._common import JsonOpt, ResultsOpt, console, err
+from fslab.commands._common import (JsonOpt, ResultsOpt, console, err, existing_store,
+                                    input_errors, writing)
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +36,7 @@ def register(app: typer.Typer) -> None:
         """
         from fslab.report import compare as cmp
         threshold = cmp.parse_threshold(fail_if_slower) if fail_if_slower is not None else None
-        a, b = cmp.open_side(run_a, results), cmp.open_side(run_b, results)
+        a, b = open_side(run_a, results), open_side(run_b, results)
         c = cmp.compare_runs(a, b)
         notes = cmp.notes_for(c)
         verdict = cmp.gate(c.rows, threshold) if threshold is not None else None
@@ -47,12 +48,23 @@ def register(app: typer.Typer) -> None:
             _print_terminal(c, notes, verdict)
         if html is not None:
             from fslab.report.compare_html import render
-            render(c, notes, verdict, html)
+            with writing(html):
+                render(c, notes, verdict, html)
             (err if as_json else console).print(f"wrote {html}", markup=False, highlight=False)
         if verdict is not None:
             (err if as_json else console).print(verdict.text, markup=False, highlight=False)
             if verdict.failed:
                 raise typer.Exit(cmp.SLOWER)
+
+
+def open_side(text: str, default_results: Path | None):
+    """The run a command-line word names (RUN, RUN@DIR, @DIR); every mistake in it is an
+    input error (exit 2)."""
+    from fslab.report.compare import Side, parse_ref
+    run_text, where = parse_ref(text)
+    store = existing_store(Path(where) if where else default_results)
+    with input_errors():
+        return Side(store, store.run(run_text or store.latest_run_id()))
 
 
 def _title(c) -> str:

@@ -59,18 +59,6 @@ def parse_ref(text: str) -> tuple[str, str | None]:
     return run, (where if at else None)
 
 
-def open_side(text: str, default_results: Path | None) -> Side:
-    """The run a command-line word names; every mistake is an input error (exit 2)."""
-    from fslab.commands._common import existing_store
-    run_text, where = parse_ref(text)
-    store = existing_store(Path(where) if where else default_results)
-    try:
-        run_id = run_text or store.latest_run_id()
-        return Side(store, store.run(run_id))
-    except FslabError as e:
-        raise FslabError(str(e), code=INPUT) from None
-
-
 def compare_runs(a: Side, b: Side) -> Compared:
     """Both runs' records side by side, analysed with the run as the factor."""
     from fslab.analysis import analyze
