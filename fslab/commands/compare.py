@@ -52,7 +52,8 @@ def register(app: typer.Typer) -> None:
                 render(c, notes, verdict, html)
             (err if as_json else console).print(f"wrote {html}", markup=False, highlight=False)
         if verdict is not None:
-            (err if as_json else console).print(verdict.text, markup=False, highlight=False)
+            (err if as_json else console).print(verdict.text, markup=False, highlight=False,
+                                                soft_wrap=True)   # one line for CI logs to grep
             if verdict.failed:
                 raise typer.Exit(cmp.SLOWER)
 
