@@ -184,3 +184,30 @@ def test_factor_wording():
     assert cmp.times_text(row(0.5, 0.4, 0.625, "lower", "ns")) == "2.00 +0.50/−0.40× faster"
     assert cmp.times_text(row(1.1, math.nan, math.nan, "lower", "ratio")) == "1.10× worse"
     assert cmp.times_text(row(-1.0, math.nan, math.nan)) == ""
+
+
+def test_two_runs_on_one_host_each_compare_the_hosts(tmp_path):
+    """The same plan on h1, then on h2: one column per host, each case once."""
+    from fslab.records import UnitKey
+    store = Store(tmp_path / "res")
+    runs = []
+    for host, iops in (("h1", A_IOPS), ("h2", B_IOPS)):
+        busy_here = {"loadavg": [9.0, 9.0, 9.0], "cpu_pressure_some": {"avg10": 80.0}}
+        run_id = store.create_run(PLAN, {**ENV, "target": {"kind": "hosts"}, "load": busy_here},
+                                  source="test")
+        for case in ("randread", "seqwrite"):
+            for it, v in enumerate(iops, 1):
+                key = UnitKey(host, "ext4", "default", "fio", case, "{}", it)
+                store.finish_unit(run_id, key, [Record(run_id, host, "ext4", "default", "fio", case,
+                                                       "{}", it, "read_iops", v, "ops/s", "higher",
+                                                       None, 0.0)], "done", None, 0.0, None)
+        runs.append(run_id)
+    r = CliRunner().invoke(app, ["compare", *runs, "--results", str(tmp_path / "res")],
+                           env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    assert f"h2 ({runs[1]}) vs h1 ({runs[0]})" in r.stdout
+    header = next(ln for ln in r.stdout.splitlines() if "metric" in ln)
+    assert " h1 " in header and " h2 " in header
+    rows = [ln for ln in r.stdout.splitlines() if "ext4 fio:randread" in ln or "ext4 fio:seqwrite" in ln]
+    assert len(rows) == 2, r.stdout
+    assert "busy" not in r.stdout   # the load is the controlling machine's, not the hosts'
