@@ -443,8 +443,8 @@ def footnotes(rows: pd.DataFrame) -> list[str]:
     level = ("at least 95%" + (f" (exactly {', '.join(f'{x:.1%}' for x in levels)} at these n)"
                                if levels else ""))
     return [
-        "change: the Hodges-Lehmann ratio B/A − 1 (the median of every B/A ratio of the two "
-        "runs' values); [95% CI]: the interval from inverting the exact Mann-Whitney test, "
+        "change: the Hodges-Lehmann ratio B/A − 1 (the median, on a log scale, of the ratios "
+        "of every value of B to every value of A); [95% CI]: the interval from inverting the exact Mann-Whitney test, "
         f"coverage {level}; p: exact two-sided Mann-Whitney U (ties as midranks). Two runs are "
         "independent samples, so nothing is paired across them (docs/statistics.md).",
         f"'1.32 ± 0.05× faster': how many times faster (better, for metrics that are neither "
