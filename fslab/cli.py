@@ -10,9 +10,15 @@ import pkgutil
 import sys
 
 import typer
+from typer.core import TyperOption
 
 from fslab import __version__
 from fslab.errors import FslabError
+
+# Typer 0.29 prints a flag's Python type beside it ("--json  <bool>"), as if it took a value;
+# a flag takes none, so its help shows none (every other option keeps its type or metavar)
+_display_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
 
 app = typer.Typer(
     name="fslab",

@@ -14,7 +14,8 @@ from conftest import fslab_cmd, leftovers, needs_root, run_fslab
 
 pytestmark = [pytest.mark.e2e, needs_root()]
 
-WORKLOADS = {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
+WORKLOADS = {"randread", "randwrite", "seqread", "seqwrite", "mixed", "randread-qd32",
+             "randwrite-qd32"}
 
 
 def _zfs_fuse_running() -> bool:
@@ -34,8 +35,8 @@ def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
                   "--results", str(results), "--workdir", str(tmp_path / "work"))
     assert "randwrite" in p.stdout and "raw files" in p.stdout
     # a log (here a pipe) gets one line per unit, with the unit's own label
-    unit_lines = re.findall(r"^\[(\d+)/40\] (\S+) fio:(\S+) #(\d): done \(", p.stdout, re.M)
-    assert [int(n) for n, *_ in unit_lines] == list(range(1, 41)), p.stdout
+    unit_lines = re.findall(r"^\[(\d+)/56\] (\S+) fio:(\S+) #(\d): done \(", p.stdout, re.M)
+    assert [int(n) for n, *_ in unit_lines] == list(range(1, 57)), p.stdout
     iops = _iops_by_unit(results / "fslab.sqlite")
     expected = {(fs, w, it) for fs in ("ext4", "xfs", "btrfs", "zfs") for w in WORKLOADS for it in (1, 2)}
     assert set(iops) == expected
@@ -101,7 +102,7 @@ def test_kill9_then_cleanup_then_resume(state_dir, results, tmp_path):
         time.sleep(0.2)
     proc.kill()   # kill -9: no teardown runs
     proc.wait()
-    assert 3 <= done < 20
+    assert 3 <= done < 28
     run_fslab("cleanup")
     assert not leftovers(str(work))
     run_fslab("cleanup")   # idempotent
@@ -109,8 +110,8 @@ def test_kill9_then_cleanup_then_resume(state_dir, results, tmp_path):
     run_fslab("run", "--resume", run_id, "--results", str(results), "--workdir", str(work))
     db = sqlite3.connect(db_path)
     units = db.execute("SELECT fs, \"case\", iteration, status FROM units").fetchall()
-    assert len(units) == 20 and all(u[3] == "done" for u in units)
-    assert len({u[:3] for u in units}) == 20
+    assert len(units) == 28 and all(u[3] == "done" for u in units)   # 2 fs x 7 cases x 2
+    assert len({u[:3] for u in units}) == 28
     # exactly one set of fio records per unit: one read/write IOPS value per (fs, case, iteration)
     counts = db.execute("SELECT fs, \"case\", iteration, metric, COUNT(*) FROM records "
                         "WHERE metric IN ('read_iops','write_iops') GROUP BY 1,2,3,4").fetchall()

@@ -23,7 +23,7 @@ def test_fio_failure_is_a_failed_iteration_with_fios_message(state_dir, results,
     assert p.returncode == 1, p.stderr   # the run completes, every unit failed: nothing measured
     db = sqlite3.connect(results / "fslab.sqlite")
     units = db.execute("SELECT status, message FROM units").fetchall()
-    assert len(units) == 5 and all(s == "failed" for s, _ in units)
+    assert len(units) == 7 and all(s == "failed" for s, _ in units)
     assert all("no_such_engine" in m for _, m in units), units[0][1]
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished-with-failures"
     # the job file and fio's log are kept for the failed iteration

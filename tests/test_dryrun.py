@@ -56,7 +56,7 @@ def test_dry_run_uses_earlier_units_of_the_store_and_says_unknown_otherwise(tmp_
 def test_dry_run_text_names_the_options_and_the_duration(tmp_path, state_dir):
     p = run_fslab("run", "--fs", "ext4,xfs", "--suite", "fio", "--profile", "smoke", "-n", "2",
                   "--dry-run", "--results", str(tmp_path / "r"))
-    assert "20 units" in p.stdout and "ext4 fio:randread" in p.stdout
+    assert "28 units" in p.stdout and "ext4 fio:randread" in p.stdout
     assert "direct=1 added" in p.stdout and "estimated duration:" in p.stdout
     assert "rw=randread" in p.stdout
 

@@ -68,10 +68,10 @@ def test_rounds_are_interleaved_seeded_and_complete():
     p = plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42)
     units, _ = build_units(p, host="elsewhere")   # no availability check: needs no root
     per_round = Counter(u.key.iteration for u in units)
-    assert set(per_round.values()) == {15}     # every (fs, case) once per round
+    assert set(per_round.values()) == {21}     # every (fs, case) once per round (7 cases)
     for it in range(1, 5):
         rnd = [(u.key.fs, u.key.case) for u in units if u.key.iteration == it]
-        assert len(set(rnd)) == 15
+        assert len(set(rnd)) == 21
     orders = [[(u.key.fs, u.key.case) for u in units if u.key.iteration == it] for it in (1, 2)]
     assert orders[0] != orders[1]              # a new order each round
     again, _ = build_units(plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42),

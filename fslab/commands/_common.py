@@ -28,3 +28,37 @@ err = Console(stderr=True, width=_piped_width("stderr"))
 def results_dir(results: Path | None) -> Path:
     import os
     return Path(results or os.environ.get("FSLAB_RESULTS") or "fslab-results")
+
+
+def input_errors():
+    """A context in which an FslabError is the user's mistake (a run id, a --priorities
+    name, a path): exit 2 like every other input error, not 1."""
+    from fslab.plan.validate import as_input_errors
+    return as_input_errors()
+
+
+def writing(path: Path):
+    """A context for writing an output file the user named: a path that cannot be written
+    is one line and exit 2, not a traceback."""
+    from contextlib import contextmanager
+    from fslab.errors import FslabError
+
+    @contextmanager
+    def guard():
+        try:
+            yield
+        except OSError as e:
+            raise FslabError(f"cannot write {path}: {e.strerror or e}", code=2) from None
+    return guard()
+
+
+def existing_store(results: Path | None):
+    """The results store a command reads; reading never creates one: where there is none,
+    an input error (exit 2) that says where fslab looked."""
+    from fslab.errors import FslabError
+    from fslab.store import open_store
+    root = results_dir(results)
+    if not (root / "fslab.sqlite").is_file():
+        raise FslabError(f"no results store in {root} (fslab run writes one there; "
+                         "--results DIR or $FSLAB_RESULTS names another)", code=2)
+    return open_store(root)

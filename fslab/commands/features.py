@@ -11,7 +11,7 @@ from typing import Optional
 import orjson
 import typer
 
-from fslab.commands._common import ResultsOpt, console, err, results_dir
+from fslab.commands._common import ResultsOpt, console, err, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 
 DEFAULT_FS = "ext4,xfs,btrfs,zfs"
@@ -38,14 +38,20 @@ def features(
     """Feature matrix: each filesystem's documented claims, and with --probe what works here."""
     from fslab.features import matrix as fm
     from fslab.features.render import markdown as md_matrix, point_by_point, rich_table
+    from fslab import filesystems
     names = [x.strip() for x in fs.split(",") if x.strip()]
+    unknown = [n for n in names if n not in filesystems.names()]
+    if unknown or not names:
+        raise FslabError(f"--fs {fs!r}: unknown filesystem {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(filesystems.names())}", code=2)
     outcomes, impls = {}, {}
     if probe or run_id:
         from fslab.store import open_store
-        store = open_store(results_dir(results))
+        store = open_store(results_dir(results)) if probe else existing_store(results)
         if probe:
             run_id = probe_run(names, store, workdir)
-        run_id = store.run(run_id)["run_id"]
+        with input_errors():
+            run_id = store.run(run_id)["run_id"]
         outcomes, impls = fm.probe_outcomes(store.records(run_id), store.root)
         if not outcomes:
             raise FslabError(f"run {run_id} has no feature probe records (suite 'features')")

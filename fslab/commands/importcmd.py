@@ -20,8 +20,11 @@ def register(app: typer.Typer) -> None:
         listed and skipped; everything else imports.
         """
         import orjson
+        from fslab.errors import FslabError
         from fslab.fio.importer import import_path
         from fslab.store.db import open_store
+        if not path.exists():
+            raise FslabError(f"{path}: no such file or directory", code=2)
         store = open_store(results)
         res = import_path(store, path, log=lambda line: err.print(line, markup=False, highlight=False,
                                                                    soft_wrap=True))

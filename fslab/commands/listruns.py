@@ -11,6 +11,7 @@ from rich.table import Table
 
 from fslab.commands._common import JsonOpt, ResultsOpt, console, results_dir
 from fslab.store import open_store
+from fslab.store.db import Store
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +20,12 @@ def register(app: typer.Typer) -> None:
 
 def list_runs(results: Optional[Path] = ResultsOpt, json: bool = JsonOpt) -> None:
     """List the runs in the results store."""
-    store = open_store(results_dir(results))
+    root = results_dir(results)
+    if not (root / "fslab.sqlite").is_file():   # listing creates nothing
+        print("[]") if json else console.print(f"no runs: no results store in {root}",
+                                                markup=False, highlight=False)
+        return
+    store: Store = open_store(root)
     runs = store.runs()
     if json:
         print(orjson.dumps(runs, option=orjson.OPT_INDENT_2).decode())

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import typer
 
-from fslab.commands._common import JsonOpt, console
+from fslab.commands._common import JsonOpt, console, input_errors
 
 KIND_TEXT = {"mkfs": "mkfs", "mount": "mount -o", "property": "zfs property (-p)",
              "pool_property": "zpool property (-P)"}
@@ -28,7 +28,8 @@ def options(fs: Optional[List[str]] = typer.Argument(None, help="Filesystems (de
     names = fs or [n for n in filesystems.names() if filesystems.get(n).catalogue]
     rows = []
     for name in names:
-        driver = filesystems.get(name)
+        with input_errors():   # an unknown name
+            driver = filesystems.get(name)
         for o in driver.catalogue:
             rows.append({"filesystem": name, "option": o.key, "kind": o.kind,
                          "values": list(o.values), "class": o.safety, "effect": o.effect,

@@ -7,7 +7,7 @@ from typing import Optional
 import orjson
 import typer
 
-from fslab.commands._common import ResultsOpt, console, results_dir
+from fslab.commands._common import ResultsOpt, console, existing_store, input_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -31,11 +31,14 @@ def recommend(
     Features (documented or probed) are shown as capabilities with their weight, never
     scored; criteria the run did not measure are listed with the suite that answers them.
     Every point cites its verdict or feature."""
-    from fslab.recommend import recommend_run
+    from fslab.recommend import load, recommend_run
     from fslab.recommend.render import as_json, markdown as md, measured_where, print_rich
-    from fslab.store import open_store
-    store = open_store(results_dir(results))
-    rec = recommend_run(store, run_id or store.latest_run_id(), priorities)
+    with input_errors():
+        wanted = load(priorities)
+    store = existing_store(results)
+    with input_errors():
+        run_id = store.run(run_id or store.latest_run_id())["run_id"]
+    rec = recommend_run(store, run_id, wanted)
     warnings = measured_where(rec, store)   # zfs-fuse is not kernel ZFS, as the report says
     if json:
         print(orjson.dumps(as_json(rec, warnings),

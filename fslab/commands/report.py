@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from fslab.commands._common import ResultsOpt, console
+from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, writing
 
 
 def register(app: typer.Typer) -> None:
@@ -27,10 +27,17 @@ def register(app: typer.Typer) -> None:
                results: Path = ResultsOpt) -> None:
         """Compare filesystems with honest statistics; without output options, print the verdicts."""
         from fslab.report import export
-        from fslab.report.load import load
+        from fslab.analysis.groups import normalize_factor
+        from fslab.errors import FslabError
+        from fslab.report.load import load, resolve_run_ids
         from fslab.report.terminal import print_analysis, print_answer
-        from fslab.store.db import open_store
-        store = open_store(results)
+        store = existing_store(results)
+        with input_errors():
+            run_ids = resolve_run_ids(store, run_ids)
+        try:
+            normalize_factor(factor)
+        except ValueError as e:
+            raise FslabError(f"--{e}", code=2) from None
         wants_files = any(x is not None for x in (html, markdown, csv, parquet, json_out))
         loaded = load(store, run_ids, factor=factor, regression=html is not None or csv is not None)
         if not wants_files:
@@ -50,21 +57,27 @@ def register(app: typer.Typer) -> None:
             from fslab.report.html import render_html
             if priorities:
                 from fslab.recommend import load as load_priorities
-                for p in priorities:     # refused before anything is written
-                    load_priorities(p)
-            render_html(loaded, html, store.root, priorities=priorities)
+                with input_errors():
+                    for p in priorities:     # refused before anything is written
+                        load_priorities(p)
+            with writing(html):
+                render_html(loaded, html, store.root, priorities=priorities)
             written.append(str(html))
         if markdown is not None:
-            markdown.parent.mkdir(parents=True, exist_ok=True)
-            markdown.write_text(export.markdown(loaded))
+            with writing(markdown):
+                markdown.parent.mkdir(parents=True, exist_ok=True)
+                markdown.write_text(export.markdown(loaded))
             written.append(str(markdown))
         if csv is not None:
-            written += [str(p) for p in export.write_csv(loaded, csv)]
+            with writing(csv):
+                written += [str(p) for p in export.write_csv(loaded, csv)]
         if parquet is not None:
-            export.write_parquet(loaded, parquet)
+            with writing(parquet):
+                export.write_parquet(loaded, parquet)
             written.append(str(parquet))
         if json_out is not None:
-            export.write_json(loaded, json_out)
+            with writing(json_out):
+                export.write_json(loaded, json_out)
             written.append(str(json_out))
         for w in written:
             console.print(f"wrote {w}", markup=False, highlight=False)

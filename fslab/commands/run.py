@@ -8,7 +8,7 @@ import typer
 
 from fslab import plan as plans
 from fslab.plan.flags import apply_cache_and_baseline, from_flags
-from fslab.commands._common import ResultsOpt, console, results_dir
+from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
 
@@ -87,8 +87,9 @@ def run(
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)
     if resume:
-        store = open_store(results_dir(results))
-        resume = store.run(resume)["run_id"]
+        store = existing_store(results)
+        with input_errors():
+            resume = store.run(resume)["run_id"]
         the_plan = plans.parse(store.run(resume)["plan"], f"stored plan of {resume}")
         if the_plan.decide is not None:
             raise FslabError(f"run {resume} is a decide (a race): resume it with "

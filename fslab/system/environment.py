@@ -77,7 +77,26 @@ def capture(fs_names: list[str] | None = None, target: dict | None = None) -> di
         "target": target or {},
         "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         "virtualization": first_line(["systemd-detect-virt"]) or "unknown",
+        "load": load_now(),
     }
+
+
+def load_now() -> dict:
+    """How busy the machine is with other work as fslab starts (fslab itself is idle then):
+    load averages and CPU pressure (PSI: the share of time some task waited for a CPU).
+    `fslab compare` warns when a run started on a busy host."""
+    out: dict = {}
+    text = _read("/proc/loadavg")
+    if text:
+        out["loadavg"] = [float(x) for x in text.split()[:3]]
+    pressure = _read("/proc/pressure/cpu")   # absent without CONFIG_PSI or psi=0
+    for line in (pressure or "").splitlines():
+        kind, *fields = line.split()
+        if kind == "some":
+            values = dict(f.split("=", 1) for f in fields)
+            out["cpu_pressure_some"] = {k: float(values[k]) for k in ("avg10", "avg60")
+                                        if k in values}
+    return out
 
 
 def _read(path: str) -> str | None:
