@@ -520,3 +520,64 @@ def test_the_answer_shows_a_series_of_steps_at_its_last_step():
                                                       "aging:git pulls=50 step=50"]
     last = next(e for e in entries if e["workload"].endswith("step=50"))
     assert last["lines"][0].startswith("aging factor: xfs ≫ ext4")
+
+
+def shown_apart(v: dict) -> set[frozenset]:
+    """The pairs a verdict (report --json) shows as separated: across tiers, or with no
+    letter in common; none for one group."""
+    levels, order = v["levels"], v["order"]
+    out = set()
+    for i, x in enumerate(order):
+        for y in order[i + 1:]:
+            if v["display"] == "tiers" and levels[x]["tier"] != levels[y]["tier"]:
+                out.add(frozenset((x, y)))
+            if v["display"] == "letters" and not set(levels[x]["letters"]) & set(levels[y]["letters"]):
+                out.add(frozenset((x, y)))
+    return out
+
+
+def assert_every_separation_is_a_significant_test(a) -> int:
+    """Issue 26: every pair shown apart has a significant Holm test, every pair shown
+    together has not, in the JSON every output renders from; and the words agree."""
+    from fslab.report.export import verdicts_json
+    checked = 0
+    for v in verdicts_json(a, {}):
+        significant = {frozenset((p["a"], p["b"])) for p in v["pairs"] if p["significant"]}
+        assert shown_apart(v) == significant, v["line"]
+        assert ("≫" in v["line"]) == (v["display"] == "tiers")
+        assert (v["line"].split(": ", 1)[1].startswith("~")) == (not significant)
+        checked += 1
+    return checked
+
+
+def test_every_separation_shown_is_a_significant_pair_on_varied_data():
+    rng = np.random.default_rng(11)
+    frames = [frame(NON_TRANSITIVE, case="nt"), frame(VALUES, case="v")]
+    for i in range(30):
+        truth = rng.choice([1.0, 0.97, 0.95, 0.9, 0.5], size=4)
+        drift = rng.lognormal(0, 0.05, size=6)
+        data = {f"fs{k}": list(truth[k] * 1000 * drift * rng.lognormal(0, 0.02, size=6)) for k in range(4)}
+        frames.append(frame(data, case=f"sim{i}", better="higher" if i % 2 else "lower"))
+    a = analyze(pd.concat(frames, ignore_index=True), regression=False)
+    assert assert_every_separation_is_a_significant_test(a) == 32
+
+
+def test_a_store_written_by_an_earlier_fslab_opens_and_shows_only_tested_separations(tmp_path):
+    """A smoke run (ext4, xfs, fio, 3 rounds) stored by fslab 825dc16, before rounds were
+    compared within themselves: it opens, its verdicts follow the tests, and Markdown
+    renders from it."""
+    import shutil
+    from pathlib import Path
+    from fslab.report.export import markdown
+    from fslab.report.load import load
+    from fslab.store import open_store
+    src = Path(__file__).parent / "data" / "stores" / "825dc16-smoke-ext4-xfs"
+    shutil.copytree(src, tmp_path / "store")
+    store = open_store(tmp_path / "store")
+    (run,) = store.runs()
+    loaded = load(store, [run["run_id"]], regression=False)
+    assert assert_every_separation_is_a_significant_test(loaded.analysis) > 10
+    assert any(t["display"] != "one group" for t in loaded.analysis.tiers.to_dict("records"))
+    text = markdown(loaded)
+    assert "## Answer" in text and "fio:randwrite" in text
+    store.close()
