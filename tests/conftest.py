@@ -77,6 +77,40 @@ def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
     return p
 
 
+def fslab_in_process(*args: str, env: dict | None = None,
+                     check: bool = True) -> subprocess.CompletedProcess:
+    """`fslab ARGS` run by this process (Typer's CliRunner), answered as run_fslab answers:
+    exit code, stdout, stderr. A new interpreter pays ~1-2 s of imports (pandas, scipy)
+    per call, which made the fast tier slow; a test that only reads what the command
+    prints and its exit code runs it here. What needs a real process (signals, timeouts,
+    `python -m fslab` itself, anything that mounts) keeps run_fslab."""
+    from typer.testing import CliRunner
+
+    from fslab.cli import app
+    from fslab.commands import _common
+    from fslab.errors import FslabError
+    columns = int({"COLUMNS": "160", **(env or {})}["COLUMNS"])
+    # the commands' consoles were made at import, for whatever stdout pytest had then:
+    # print as `python -m fslab` does to a pipe (this width, no colours) for this call
+    saved = [(c, c._width, c._color_system) for c in (_common.console, _common.err)]
+    try:
+        for c, _, _ in saved:
+            c._width, c._color_system = columns, None
+        r = CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns), **(env or {})})
+    finally:
+        for c, width, colours in saved:
+            c._width, c._color_system = width, colours
+    code, err = r.exit_code, r.stderr
+    if isinstance(r.exception, FslabError):   # what fslab.cli.main makes of it: one line
+        code, err = r.exception.code, err + f"fslab: {r.exception}\n"
+    elif r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception   # a traceback: the test fails as it would on the subprocess's
+    p = subprocess.CompletedProcess(["fslab", *args], code, r.stdout, err)
+    if check and code != 0:
+        raise AssertionError(f"fslab {' '.join(args)} exited {code}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
 def mount_leftovers(tag: str = "") -> list[str]:
     """fslab's mounts and loop-device mounts that exist now (the mount table only: fast)."""
     out = []
