@@ -27,16 +27,34 @@ def needs_root():
 
 def pytest_collection_modifyitems(config, items):
     """The tiers: anything that needs root, boots a guest or runs fio is `e2e`, so
-    `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network)."""
+    `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network). A guest test
+    is also `serial`: ./run-tests runs those alone, after the tests that share the machine."""
     not_root = pytest.mark.skipif(os.geteuid() != 0,
                                   reason="needs root to create loop devices and mount")
     for item in items:
         if item.get_closest_marker("needs_root"):
             item.add_marker(not_root)
-        if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio")):
+        if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio", "serial")):
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("guest"):
+            item.add_marker(pytest.mark.serial)
     # guests last: on a fresh machine ./run-tests builds their image meanwhile
     items.sort(key=lambda item: item.get_closest_marker("guest") is not None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist starts its workers with COLUMNS=80 and LINES=24 when this process has
+    neither; an fslab a test starts would then wrap its lines as no serial run does."""
+    node.workerinput["terminal_size"] = {v: os.environ.get(v) for v in ("COLUMNS", "LINES")}
+
+
+def pytest_configure(config):
+    for var, value in getattr(config, "workerinput", {}).get("terminal_size", {}).items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
 
 
 @pytest.fixture

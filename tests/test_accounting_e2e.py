@@ -14,7 +14,9 @@ import pytest
 
 from conftest import leftovers, needs_root, run_fslab
 
-pytestmark = [pytest.mark.e2e, needs_root()]
+# byte counts of the page cache: another test dropping every cache (zfs, integrity) would
+# send this one's cached passes to the device
+pytestmark = [pytest.mark.e2e, needs_root(), pytest.mark.serial]
 
 MiB = 1 << 20
 PLAN = """

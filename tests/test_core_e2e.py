@@ -28,6 +28,7 @@ def _iops_by_unit(db_path):
     return {(fs, case, it): v for fs, case, it, v in rows}
 
 
+@pytest.mark.serial   # asks whether the one zfs-fuse daemon runs, before and after
 def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
     daemon_before = _zfs_fuse_running()
     p = run_fslab("run", "--fs", "ext4,xfs,btrfs,zfs", "--suite", "fio", "--profile", "smoke",
@@ -156,6 +157,7 @@ runtime = {runtime}
     return plan
 
 
+@pytest.mark.serial   # the loose target needs steady rounds: no test beside it on the cores
 def test_adaptive_rounds_stop_when_every_ci_is_narrow_enough(state_dir, results, tmp_path):
     """A loose target is met by the fixed rounds; an impossible one runs every case to
     max_iterations and says so, on every filesystem alike (rounds stay paired)."""
