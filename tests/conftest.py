@@ -25,7 +25,6 @@ def needs_root():
     return pytest.mark.needs_root
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """The tiers: anything that needs root, boots a guest or runs fio is `e2e`, so
     `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network). A guest test
@@ -39,17 +38,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.e2e)
         if item.get_closest_marker("guest"):
             item.add_marker(pytest.mark.serial)
-        if _shares_a_fixture(item):   # with --dist loadgroup: the fixture is made once
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     # guests last: on a fresh machine ./run-tests builds their image meanwhile
     items.sort(key=lambda item: item.get_closest_marker("guest") is not None)
-
-
-def _shares_a_fixture(item) -> bool:
-    """Whether the test uses a fixture made once for its module or class (a real run that
-    several tests read): parallel workers keep such tests together."""
-    return any(defs[-1].scope in ("module", "class", "package")
-               for defs in item._fixtureinfo.name2fixturedefs.values())
 
 
 @pytest.hookimpl(optionalhook=True)
