@@ -157,7 +157,6 @@ runtime = {runtime}
     return plan
 
 
-@pytest.mark.serial   # the loose target needs steady rounds: no test beside it on the cores
 def test_adaptive_rounds_stop_when_every_ci_is_narrow_enough(state_dir, results, tmp_path):
     """A loose target is met by the fixed rounds; an impossible one runs every case to
     max_iterations and says so, on every filesystem alike (rounds stay paired)."""
