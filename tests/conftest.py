@@ -27,16 +27,34 @@ def needs_root():
 
 def pytest_collection_modifyitems(config, items):
     """The tiers: anything that needs root, boots a guest or runs fio is `e2e`, so
-    `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network)."""
+    `pytest -m "not e2e"` is the fast tier (no root, mounts, guest, network). A guest test
+    is also `serial`: ./run-tests runs those alone, after the tests that share the machine."""
     not_root = pytest.mark.skipif(os.geteuid() != 0,
                                   reason="needs root to create loop devices and mount")
     for item in items:
         if item.get_closest_marker("needs_root"):
             item.add_marker(not_root)
-        if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio")):
+        if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio", "serial")):
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("guest"):
+            item.add_marker(pytest.mark.serial)
     # guests last: on a fresh machine ./run-tests builds their image meanwhile
     items.sort(key=lambda item: item.get_closest_marker("guest") is not None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist starts its workers with COLUMNS=80 and LINES=24 when this process has
+    neither; an fslab a test starts would then wrap its lines as no serial run does."""
+    node.workerinput["terminal_size"] = {v: os.environ.get(v) for v in ("COLUMNS", "LINES")}
+
+
+def pytest_configure(config):
+    for var, value in getattr(config, "workerinput", {}).get("terminal_size", {}).items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
 
 
 @pytest.fixture
@@ -74,6 +92,40 @@ def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
     p = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if check and p.returncode != 0:
         raise AssertionError(f"fslab {' '.join(args)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def fslab_in_process(*args: str, env: dict | None = None,
+                     check: bool = True) -> subprocess.CompletedProcess:
+    """`fslab ARGS` run by this process (Typer's CliRunner), answered as run_fslab answers:
+    exit code, stdout, stderr. A new interpreter pays ~1-2 s of imports (pandas, scipy)
+    per call, which made the fast tier slow; a test that only reads what the command
+    prints and its exit code runs it here. What needs a real process (signals, timeouts,
+    `python -m fslab` itself, anything that mounts) keeps run_fslab."""
+    from typer.testing import CliRunner
+
+    from fslab.cli import app
+    from fslab.commands import _common
+    from fslab.errors import FslabError
+    columns = int({"COLUMNS": "160", **(env or {})}["COLUMNS"])
+    # the commands' consoles were made at import, for whatever stdout pytest had then:
+    # print as `python -m fslab` does to a pipe (this width, no colours) for this call
+    saved = [(c, c._width, c._color_system) for c in (_common.console, _common.err)]
+    try:
+        for c, _, _ in saved:
+            c._width, c._color_system = columns, None
+        r = CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns), **(env or {})})
+    finally:
+        for c, width, colours in saved:
+            c._width, c._color_system = width, colours
+    code, err = r.exit_code, r.stderr
+    if isinstance(r.exception, FslabError):   # what fslab.cli.main makes of it: one line
+        code, err = r.exception.code, err + f"fslab: {r.exception}\n"
+    elif r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception   # a traceback: the test fails as it would on the subprocess's
+    p = subprocess.CompletedProcess(["fslab", *args], code, r.stdout, err)
+    if check and code != 0:
+        raise AssertionError(f"fslab {' '.join(args)} exited {code}\n{p.stdout}\n{p.stderr}")
     return p
 
 

@@ -81,6 +81,8 @@ def test_device_bytes_match_a_known_job(fs, state_dir, results, tmp_path):
     assert not leftovers(str(tmp_path))
 
 
+# another test dropping every cache (zfs, integrity) would send its cached passes to the device
+@pytest.mark.serial
 def test_page_cache_on_shows_reads_from_memory(state_dir, results, tmp_path):
     plan = tmp_path / "known.toml"
     plan.write_text(PLAN.format(fs="ext4").replace('workloads = ["w16", "r16"]',

@@ -29,6 +29,7 @@ def _iops_by_unit(db_path):
     return {(fs, case, it): v for fs, case, it, v in rows}
 
 
+@pytest.mark.serial   # asks whether the one zfs-fuse daemon runs, before and after
 def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
     daemon_before = _zfs_fuse_running()
     p = run_fslab("run", "--fs", "ext4,xfs,btrfs,zfs", "--suite", "fio", "--profile", "smoke",

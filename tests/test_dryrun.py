@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_fslab
+from conftest import fslab_in_process
 from fslab.plan.profiles import GiB, parse_size
 
 PLANS = Path(__file__).resolve().parents[1] / "plans"
@@ -13,8 +13,8 @@ PLANS = Path(__file__).resolve().parents[1] / "plans"
 
 def test_dry_run_json_lists_every_unit_with_its_fio_options(tmp_path, state_dir):
     results = tmp_path / "results"
-    p = run_fslab("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper", "--dry-run",
-                  "--json", "--results", str(results))
+    p = fslab_in_process("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper", "--dry-run",
+                         "--json", "--results", str(results))
     o = json.loads(p.stdout)
     assert o["profile"] == "paper" and o["page_cache"] == "on"
     fs = o["filesystems"]
@@ -35,8 +35,8 @@ def test_dry_run_uses_earlier_units_of_the_store_and_says_unknown_otherwise(tmp_
     results = tmp_path / "results"
     store = open_store(results)
     plan = PLANS / "s4-aging.toml"
-    first = json.loads(run_fslab("run", str(plan), "--profile", "smoke", "--fs", "ext4",
-                                 "--dry-run", "--json", "--results", str(results)).stdout)
+    first = json.loads(fslab_in_process("run", str(plan), "--profile", "smoke", "--fs", "ext4",
+                                        "--dry-run", "--json", "--results", str(results)).stdout)
     case = first["cases"][0]
     assert case["seconds_each"] is None and case["estimate_from"].startswith("unknown")
     assert first["cases_without_estimate"] == len(first["cases"])
@@ -47,15 +47,15 @@ def test_dry_run_uses_earlier_units_of_the_store_and_says_unknown_otherwise(tmp_
                   canonical_params(case["params"]), 1)
     import time
     store.finish_unit(run_id, key, [], "done", None, started=time.time() - 42, artifact_dir=None)
-    second = json.loads(run_fslab("run", str(plan), "--profile", "smoke", "--fs", "ext4",
-                                  "--dry-run", "--json", "--results", str(results)).stdout)
+    second = json.loads(fslab_in_process("run", str(plan), "--profile", "smoke", "--fs", "ext4",
+                                         "--dry-run", "--json", "--results", str(results)).stdout)
     again = next(c for c in second["cases"] if c["case"] == case["case"])
     assert 41.9 <= again["seconds_each"] <= 43 and again["estimate_from"].startswith("median")
 
 
 def test_dry_run_text_names_the_options_and_the_duration(tmp_path, state_dir):
-    p = run_fslab("run", "--fs", "ext4,xfs", "--suite", "fio", "--profile", "smoke", "-n", "2",
-                  "--dry-run", "--results", str(tmp_path / "r"))
+    p = fslab_in_process("run", "--fs", "ext4,xfs", "--suite", "fio", "--profile", "smoke", "-n", "2",
+                         "--dry-run", "--results", str(tmp_path / "r"))
     assert "28 units" in p.stdout and "ext4 fio:randread" in p.stdout
     assert "direct=1 added" in p.stdout and "estimated duration:" in p.stdout
     assert "rw=randread" in p.stdout
@@ -64,8 +64,8 @@ def test_dry_run_text_names_the_options_and_the_duration(tmp_path, state_dir):
 def test_dry_run_of_s0_at_paper_shows_the_studys_protocol(tmp_path, state_dir):
     """Direct I/O for the libaio jobs, numjobs 1..16, each job in its own region of the
     shared file, iodepth 16 and 128 in Test 1, and one pass as the study ran."""
-    o = json.loads(run_fslab("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
-                             "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    o = json.loads(fslab_in_process("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
+                                    "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     assert o["iterations"] == 1 and o["page_cache"] == "off"
     ext4 = [c for c in o["cases"] if c["filesystem"] == "ext4"]
     assert all(c["direct_io"].startswith("direct=1 where") for c in ext4)
@@ -83,9 +83,9 @@ def test_dry_run_of_s2_at_paper_runs_the_notebooks_jobs_as_written(tmp_path, sta
     """Per-job rows (no group_reporting: fslab sums the clones and keeps *_per_job), no
     end_fsync; --fio end_fsync=1 gives the corrected protocol, at paper too."""
     def cases(*extra):
-        o = json.loads(run_fslab("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper",
-                                 "--fs", "ext4", "--dry-run", "--json", *extra,
-                                 "--results", str(tmp_path / "r")).stdout)
+        o = json.loads(fslab_in_process("run", str(PLANS / "s2-fio-stats.toml"), "--profile", "paper",
+                                        "--fs", "ext4", "--dry-run", "--json", *extra,
+                                        "--results", str(tmp_path / "r")).stdout)
         return {c["case"]: c["fio_options"] for c in o["cases"]}
     paper = cases()
     assert {o["group_reporting"] for o in paper.values()} == {"0"}
@@ -97,8 +97,8 @@ def test_fio_options_typed_on_the_command_line_run_as_typed_at_any_profile(tmp_p
     """The profile scales a plan's values (S2's runtime=60 -> 1 s at smoke), never what the
     user typed: --fio runtime=4 runs 4 s at smoke, from the command line or over a plan."""
     def runtimes(*args):
-        o = json.loads(run_fslab("run", *args, "--fs", "ext4", "--profile", "smoke", "--dry-run",
-                                 "--json", "--results", str(tmp_path / "r")).stdout)
+        o = json.loads(fslab_in_process("run", *args, "--fs", "ext4", "--profile", "smoke", "--dry-run",
+                                        "--json", "--results", str(tmp_path / "r")).stdout)
         return {c["fio_options"]["runtime"] for c in o["cases"]}
     assert runtimes("--suite", "fio") == {"1"}
     assert runtimes("--suite", "fio", "--fio", "runtime=4") == {"4"}
@@ -107,18 +107,18 @@ def test_fio_options_typed_on_the_command_line_run_as_typed_at_any_profile(tmp_p
 
 
 def test_too_few_rounds_for_any_verdict_is_said_before_the_run(tmp_path, state_dir):
-    o = json.loads(run_fslab("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
-                             "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    o = json.loads(fslab_in_process("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
+                                    "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     assert o["too_few_rounds"].startswith("1 round per filesystem cannot separate 3 filesystems")
     assert "--iterations 3 or more" in o["too_few_rounds"]
-    quick = json.loads(run_fslab("run", "--fs", "ext4,xfs", "--profile", "quick", "--dry-run",
-                                 "--json", "--results", str(tmp_path / "r")).stdout)
+    quick = json.loads(fslab_in_process("run", "--fs", "ext4,xfs", "--profile", "quick", "--dry-run",
+                                        "--json", "--results", str(tmp_path / "r")).stdout)
     assert quick["too_few_rounds"] is None   # 5 rounds separate 2 filesystems
 
 
 def test_dry_run_of_s4_at_paper_shows_the_reported_configuration(tmp_path, state_dir):
-    o = json.loads(run_fslab("run", str(PLANS / "s4-aging.toml"), "--profile", "paper", "--fs",
-                             "ext4", "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
+    o = json.loads(fslab_in_process("run", str(PLANS / "s4-aging.toml"), "--profile", "paper", "--fs",
+                                    "ext4", "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     git = next(c for c in o["cases"] if c["case"] == "git")
     assert git["parameters"]["pulls"] == 5000 and git["parameters"]["every"] == 50
     assert git["parameters"]["stop_after"] == 393

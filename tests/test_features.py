@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from conftest import leftovers, needs_root, run_fslab
+from conftest import fslab_in_process, leftovers, needs_root, run_fslab
 from fslab.features.catalog import FEATURES
 from fslab.features.claims import CLAIMS, claims_for
 from fslab.features.probes import PROBES
@@ -39,7 +39,7 @@ def test_every_probed_feature_has_a_probe():
 
 
 def test_point_by_point_without_probes():
-    p = run_fslab("features", "--fs", "ext4,zfs", "--markdown")
+    p = fslab_in_process("features", "--fs", "ext4,zfs", "--markdown")
     text = p.stdout
     assert text.startswith("# ext4 vs zfs: point by point")
     for f in FEATURES:

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from fslab.analysis import analyze
-from fslab.cli import app
 from fslab.fio.importer import import_path
 from fslab.store.db import Store
 
+from conftest import fslab_in_process
 from corpus_data import CORPUS, FACTORS, S2_SOURCES, s2_layout
 
 
@@ -105,23 +104,19 @@ def test_cli_import_report_compare(tmp_path):
     s2_layout(tmp_path / "s2")
     shutil.copy(CORPUS / "35_fio-plot_none.txt", tmp_path / "s2" / "ext4" / "broken.json")
     results = str(tmp_path / "results")
-    runner = CliRunner()
-    first = runner.invoke(app, ["import", str(tmp_path / "s2"), "--results", results, "--json"])
-    assert first.exit_code == 0, first.output
+    first = fslab_in_process("import", str(tmp_path / "s2"), "--results", results, "--json")
     out = json.loads(first.stdout.strip().splitlines()[-1])
     assert out["files"] == 30 and out["skipped"][0]["path"].endswith("broken.json")
-    second = runner.invoke(app, ["import", str(tmp_path / "s2"), "--results", results])
-    assert second.exit_code == 0 and "btrfs" in second.stdout and "imported 30 file(s)" in second.stdout
+    second = fslab_in_process("import", str(tmp_path / "s2"), "--results", results, check=False)
+    assert second.returncode == 0 and "btrfs" in second.stdout and "imported 30 file(s)" in second.stdout
     second_id = second.stdout.split()[1].rstrip(":")
-    cmp = runner.invoke(app, ["compare", out["run_id"], second_id, "--results", results, "--json"])
-    assert cmp.exit_code == 0, cmp.output
+    cmp = fslab_in_process("compare", out["run_id"], second_id, "--results", results, "--json")
     pairs = json.loads(cmp.stdout)
     assert {p["test"] for p in pairs} == {"Mann-Whitney U"}     # two runs: unpaired
     assert {(p["baseline"], p["other"]) for p in pairs} == {(out["run_id"], second_id)}
     assert not any(p["significant"] for p in pairs)             # same files: no difference
-    rep = runner.invoke(app, ["report", out["run_id"], "--results", results,
-                              "--csv", str(tmp_path / "csv"), "--markdown", str(tmp_path / "r.md")])
-    assert rep.exit_code == 0, rep.output
+    fslab_in_process("report", out["run_id"], "--results", results,
+                     "--csv", str(tmp_path / "csv"), "--markdown", str(tmp_path / "r.md"))
     assert (tmp_path / "csv" / "per_iteration.csv").is_file()
     tiers_csv = pd.read_csv(tmp_path / "csv" / "tiers.csv")      # every level's tier, ratio to best
     assert not (tmp_path / "csv" / "leaders.csv").exists()

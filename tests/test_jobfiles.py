@@ -17,7 +17,7 @@ from fslab.plan.profiles import PROFILES
 from fslab.run.scheduler import plan_pairs
 from fslab.workloads.fio import job_labels
 from fslab.fio.parse import JobResult
-from tests.conftest import leftovers, needs_root, run_fslab
+from tests.conftest import fslab_in_process, leftovers, needs_root, run_fslab
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
 
@@ -343,8 +343,8 @@ def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
 def test_dry_run_promises_no_direct_io_to_a_job_file(tmp_path, results):
     f = write(tmp_path, "db.fio", "[global]\nsize=8m\n[oltp]\nrw=randrw\nbs=8k\nfsync=8\n"
                                   "[raw]\nrw=read\ndirect=1\n")
-    p = run_fslab("run", "--job", str(f), "--fs", "ext4", "--profile", "smoke", "--dry-run",
-                  "--results", str(results), timeout=120)
+    p = fslab_in_process("run", "--job", str(f), "--fs", "ext4", "--profile", "smoke", "--dry-run",
+                         "--results", str(results))
     said = " ".join(p.stdout.split())   # as one line, whatever the terminal's width
     assert "direct=1 added" not in said and "page cache off" not in said, said
     assert "[oltp buffered, raw direct; fslab adds no direct=]" in said, said

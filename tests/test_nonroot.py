@@ -13,9 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import REPO
+from conftest import REPO, fslab_in_process
 
 
 def _nobody_can_run_python(tmp_path) -> bool:
@@ -55,14 +54,8 @@ def as_user(tmp_path, monkeypatch):
             return p.returncode, p.stdout, p.stderr
         import fslab.run.local as local
         monkeypatch.setattr(local, "is_root", lambda: False)
-        from fslab.cli import app
-        from fslab.errors import FslabError
-        r = CliRunner().invoke(app, args)
-        if isinstance(r.exception, FslabError):   # what main() turns into one line + exit code
-            return r.exception.code, r.output, f"fslab: {r.exception}\n"
-        if r.exception and not isinstance(r.exception, SystemExit):
-            raise r.exception
-        return r.exit_code, r.output, ""
+        p = fslab_in_process(*args, check=False)
+        return p.returncode, p.stdout, p.stderr
     return run
 
 

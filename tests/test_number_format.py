@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 
 from rich.console import Console
-from typer.testing import CliRunner
-
-from fslab.cli import app
+from conftest import fslab_in_process
 from fslab.records import Record
 from fslab.report import export
 from fslab.report.format import human, human_spread
@@ -61,11 +59,7 @@ def test_every_output_path_prints_the_same_value_the_same_way(tmp_path):
     for readable in READABLE:
         assert readable in html, f"HTML report lacks {readable!r}"
     results = str(tmp_path / "results")
-    runner = CliRunner()
-    rep = runner.invoke(app, ["report", run_a, "--results", results], env={"COLUMNS": "200"})
-    assert rep.exit_code == 0, rep.output
+    rep = fslab_in_process("report", run_a, "--results", results, env={"COLUMNS": "200"})
     _agrees(rep.stdout, "terminal report")
-    cmp = runner.invoke(app, ["compare", run_a, run_b, "--results", results],
-                        env={"COLUMNS": "200"})
-    assert cmp.exit_code == 0, cmp.output
+    cmp = fslab_in_process("compare", run_a, run_b, "--results", results, env={"COLUMNS": "200"})
     _agrees(cmp.stdout, "compare")

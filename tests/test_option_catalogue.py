@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import needs_root, run_fslab
+from conftest import fslab_in_process, needs_root, run_fslab
 from fslab import filesystems
 from fslab.filesystems.base import OPTION_KINDS, SAFETY
 from fslab.plan import FilesystemSpec
@@ -54,13 +54,13 @@ def test_the_catalogue_only_lists_values_the_implementation_here_takes():
 
 
 def test_fslab_options_prints_the_catalogue():
-    rows = json.loads(run_fslab("options", "--json", timeout=60).stdout)
+    rows = json.loads(fslab_in_process("options", "--json").stdout)
     assert {r["filesystem"] for r in rows} >= set(CATALOGUED)
     wb = next(r for r in rows if "data=writeback" in r["values"] and r["filesystem"] == "ext4")
     assert wb["class"] == "trade" and "stale" in wb["trades"] and wb["how"] == ["-o data=writeback"]
     sync = next(r for r in rows if r["option"] == "sync" and "sync=disabled" in r["values"])
     assert sync["only_on"] == ["zfs"] and sync["class"] == "trade"
-    text = run_fslab("options", "zfs", timeout=60).stdout
+    text = fslab_in_process("options", "zfs").stdout
     assert "recordsize=8k" in text and "only OpenZFS" in text and "ext4" not in text
 
 

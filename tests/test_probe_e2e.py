@@ -11,6 +11,9 @@ from conftest import needs_root, run_fslab
 from fslab import filesystems
 from fslab.plan import FilesystemSpec
 
+# every test here reads the kernel log and checks that no probe image of any run is left
+pytestmark = pytest.mark.serial
+
 
 def no_run_row(results) -> bool:
     return not (results / "fslab.sqlite").exists() or \

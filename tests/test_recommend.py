@@ -19,7 +19,7 @@ import sqlite3
 import orjson
 import pytest
 
-from conftest import leftovers, needs_root, run_fslab
+from conftest import fslab_in_process, leftovers, needs_root, run_fslab
 from corpus_data import CORPUS
 from fslab.fio.parse import job_measurements
 from fslab.recommend import BUILTIN, Priorities, recommend, recommend_run
@@ -241,7 +241,8 @@ def test_every_point_links_to_its_records(store):
 
 def test_recommend_json_shape(store):
     st, run_id = store["fio"]
-    p = run_fslab("recommend", run_id, "--priorities", "file-server", "--json", "--results", str(st.root))
+    p = fslab_in_process("recommend", run_id, "--priorities", "file-server", "--json",
+                         "--results", str(st.root))
     server = json.loads(p.stdout)
     assert list(server)[:5] == ["measured_where", "priorities", "first", "ranking", "not_measured"]
     assert server["priorities"] == "file-server" and server["first"] is None

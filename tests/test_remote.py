@@ -8,7 +8,9 @@ inside the namespaces. Everything is torn down, also when a test fails.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -89,23 +91,36 @@ class NamespaceHosts:
 
     def __init__(self, n: int):
         tag = uuid.uuid4().hex[:4]
-        base = 200 + os.getpid() % 40           # distinct subnets for concurrent test runs
+        self.n = n
         self.hosts = [{"name": f"h{i + 1}", "netns": f"fslab-t{tag}-{i + 1}",
-                       "veth": f"fsl{tag}{i + 1}", "peer": f"fsl{tag}{i + 1}p",
-                       "address": f"{SUBNET}.{base + i}.2", "root": f"{SUBNET}.{base + i}.1"}
-                      for i in range(n)]
+                       "veth": f"fsl{tag}{i + 1}", "peer": f"fsl{tag}{i + 1}p"} for i in range(n)]
+
+    def _free_subnets(self) -> list[int]:
+        """N /24s under SUBNET that no interface of this machine uses: the test's parallel
+        workers and other test runs each make their own hosts at the same time."""
+        addresses = sh("ip", "-4", "-o", "addr").stdout
+        used = {int(x) for x in re.findall(rf"\b{re.escape(SUBNET)}\.(\d+)\.", addresses)}
+        free = [x for x in range(1, 255) if x not in used]
+        return free[:self.n]
 
     def create(self) -> "NamespaceHosts":
-        for h in self.hosts:
-            sh("ip", "netns", "add", h["netns"])
-            sh("ip", "link", "add", h["veth"], "type", "veth", "peer", "name", h["peer"],
-               "netns", h["netns"])
-            sh("ip", "addr", "add", f"{h['root']}/24", "dev", h["veth"])
-            sh("ip", "link", "set", h["veth"], "up")
-            sh("ip", "-n", h["netns"], "addr", "add", f"{h['address']}/24", "dev", h["peer"])
-            sh("ip", "-n", h["netns"], "link", "set", h["peer"], "up")
-            sh("ip", "-n", h["netns"], "link", "set", "lo", "up")
+        # choosing subnets and taking them is one step for every test run on this machine
+        with open("/run/lock/fslab-test-netns.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for h, x in zip(self.hosts, self._free_subnets()):
+                h["address"], h["root"] = f"{SUBNET}.{x}.2", f"{SUBNET}.{x}.1"
+                self._add(h)
         return self
+
+    def _add(self, h: dict) -> None:
+        sh("ip", "netns", "add", h["netns"])
+        sh("ip", "link", "add", h["veth"], "type", "veth", "peer", "name", h["peer"],
+           "netns", h["netns"])
+        sh("ip", "addr", "add", f"{h['root']}/24", "dev", h["veth"])
+        sh("ip", "link", "set", h["veth"], "up")
+        sh("ip", "-n", h["netns"], "addr", "add", f"{h['address']}/24", "dev", h["peer"])
+        sh("ip", "-n", h["netns"], "link", "set", h["peer"], "up")
+        sh("ip", "-n", h["netns"], "link", "set", "lo", "up")
 
     def remove(self) -> list[str]:
         left = []
@@ -324,6 +339,7 @@ def test_compare_runs_of_one_plan_on_two_hosts(hosts, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial   # asks whether the one zfs-fuse daemon runs, before and after
 def test_s2_study_plan_at_smoke_across_two_hosts_in_parallel(hosts, tmp_path):
     """Issue 8's "done when": plans/s2-fio-stats.toml --profile smoke across namespace
     hosts (btrfs, ext4, xfs, zfs; zfs-fuse started on demand, stopped after)."""

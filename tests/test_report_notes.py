@@ -147,7 +147,7 @@ def test_a_job_file_that_fails_leaves_no_job_of_it_in_the_report(state_dir, resu
                                                                        ("bad", "failed")}
     # the store keeps the failed unit's partial numbers (they are raw data) ...
     kept = store.records(run_id)
-    assert '{"job":"fine","workload":"bad"}' in set(kept["params"])
+    assert '{"job":"fine","rw":"read","workload":"bad"}' in set(kept["params"])
     # ... and the report leaves every one of them out, as it says
     out = tmp_path / "report.json"
     run_fslab("report", "--results", str(results), "--json", str(out))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_fslab
+from conftest import fslab_in_process, run_fslab
 from fslab.store import open_store
 
 FIO_PLAN = """[run]
@@ -78,14 +78,14 @@ def test_plan_mistake_is_one_line_exit_2_no_run(name, tmp_path, state_dir, resul
     text, names = PLANS[name]
     path = tmp_path / name
     path.write_text(text)
-    p = run_fslab("run", str(path), "--results", str(results), check=False, timeout=120)
+    p = fslab_in_process("run", str(path), "--results", str(results), check=False)
     assert_refused(p, names, results)
 
 
 @pytest.mark.parametrize("name", sorted(FLAGS))
 def test_flag_mistake_is_one_line_exit_2_no_run(name, state_dir, results):
     args, names = FLAGS[name]
-    p = run_fslab("run", *args, "--results", str(results), check=False, timeout=120)
+    p = fslab_in_process("run", *args, "--results", str(results), check=False)
     assert_refused(p, names, results)
 
 
@@ -97,7 +97,7 @@ def test_missing_plan_file(tmp_path, state_dir, results):
 def test_import_of_binary_exits_2_without_echoing_it(tmp_path, state_dir, results):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(bytes(range(256)) * 4)
-    p = run_fslab("import", str(junk), "--results", str(results), check=False)
+    p = fslab_in_process("import", str(junk), "--results", str(results), check=False)
     out = p.stdout + p.stderr
     assert p.returncode == 2, out
     assert "Traceback" not in out
@@ -109,7 +109,7 @@ def test_import_of_binary_exits_2_without_echoing_it(tmp_path, state_dir, result
 def test_import_of_text_that_is_not_fio_shows_an_escaped_excerpt(tmp_path, state_dir, results):
     f = tmp_path / "notes.txt"
     f.write_text("hello \x1b[31mred\x1b[0m world\n")
-    p = run_fslab("import", str(f), "--results", str(results), check=False)
+    p = fslab_in_process("import", str(f), "--results", str(results), check=False)
     out = p.stdout + p.stderr
     assert p.returncode == 2, out
     assert "\x1b" not in out and "\\x1b" in out and "hello" in out
@@ -162,6 +162,6 @@ def test_job_file_mistake_is_one_line_exit_2_no_run(name, tmp_path, state_dir, r
     one line, exit 2, no run row (issue 29: 'job oltp dropped' alone; a run of 0 units)."""
     text, names = JOB_FILES[name]
     (tmp_path / name).write_text(text)
-    p = run_fslab("run", "--job", str(tmp_path / name), "--fs", "ext4,xfs", "--profile",
-                  "smoke", "--results", str(results), check=False, timeout=120)
+    p = fslab_in_process("run", "--job", str(tmp_path / name), "--fs", "ext4,xfs", "--profile",
+                         "smoke", "--results", str(results), check=False)
     assert_refused(p, names, results)

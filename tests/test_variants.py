@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import run_fslab
+from conftest import fslab_in_process
 from fslab.errors import FslabError
 from fslab.plan.flags import from_flags
 from fslab.plan.variants import SyntaxProblem, item_text, parse_fs
@@ -114,15 +114,15 @@ def test_properties_only_where_the_filesystem_takes_them():
 
 def test_dry_run_shows_every_variants_options(tmp_path):
     fs = "ext4,ext4:wb[-o data=writeback,commit=30 -m \"-O ^has_journal\"],zfs:rs[-p recordsize=8k]"
-    p = run_fslab("run", "--fs", fs, "--profile", "smoke", "--dry-run", "--json",
-                  "--results", str(tmp_path / "r"), timeout=60)
+    p = fslab_in_process("run", "--fs", fs, "--profile", "smoke", "--dry-run", "--json",
+                         "--results", str(tmp_path / "r"))
     got = {f["filesystem"]: f for f in json.loads(p.stdout)["filesystem_options"]}
     assert got["ext4"]["mount_options"] == [] and got["ext4"]["as_typed"] == "ext4"
     assert got["ext4:wb"]["mount_options"] == ["data=writeback", "commit=30"]
     assert got["ext4:wb"]["mkfs_options"] == ["-O", "^has_journal"]
     assert got["zfs:rs"]["properties"] == {"recordsize": "8k"}
-    text = run_fslab("run", "--fs", fs, "--profile", "smoke", "--dry-run",
-                     "--results", str(tmp_path / "r"), timeout=60).stdout
+    text = fslab_in_process("run", "--fs", fs, "--profile", "smoke", "--dry-run",
+                            "--results", str(tmp_path / "r")).stdout
     table = text[text.index("Options per filesystem"):text.index("page cache")]
     assert "ext4:wb" in table and "zfs:rs" in table
     mount_row = next(line for line in table.splitlines() if "mount options" in line)

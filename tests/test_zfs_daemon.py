@@ -14,7 +14,9 @@ import pytest
 from conftest import fslab_cmd, leftovers, needs_root
 from fslab.system.proc import which
 
-pytestmark = [needs_root(), pytest.mark.skipif(not which("zfs-fuse"), reason="zfs-fuse not installed")]
+# they freeze, kill and replace the one zfs-fuse daemon every zfs run on this machine uses
+pytestmark = [needs_root(), pytest.mark.serial,
+              pytest.mark.skipif(not which("zfs-fuse"), reason="zfs-fuse not installed")]
 
 
 def test_a_hung_daemon_that_fslab_started_is_replaced(state_dir):

@@ -97,10 +97,21 @@ def probe(driver, spec: FilesystemSpec, *, workdir: Path | None = None,
         try:
             inst.close()
         finally:
+            # a losetup stopped by the time limit after it attached, before it said which
+            # device: fslab never learnt of that one, so detach whatever holds the images
+            _detach_loops_of(wd)
             if not workdir:
                 shutil.rmtree(wd, ignore_errors=True)
                 state.forget("dir", str(wd))
     return result
+
+
+def _detach_loops_of(directory: Path) -> None:
+    from fslab.system.proc import run
+    for image in Path(directory).glob("*.img"):
+        r = run(["losetup", "--noheadings", "-O", "NAME", "-j", str(image)], check=False, timeout=30)
+        for dev in r.stdout.split():
+            run(["losetup", "-d", dev], check=False, timeout=30)
 
 
 def _late(seconds: float) -> str:
