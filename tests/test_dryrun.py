@@ -128,19 +128,19 @@ def test_dry_run_of_s4_at_paper_shows_the_reported_configuration(tmp_path, state
     assert git["image_bytes"] == parse_size("7085M")
     assert git["parameters"]["repo_url"].endswith("torvalds/linux.git")
     assert git["params"]["source"].endswith("linux.git else generated:20000")
-    text = run_fslab("run", str(PLANS / "s4-aging.toml"), "--profile", "paper", "--fs", "ext4",
+    text = fslab_in_process("run", str(PLANS / "s4-aging.toml"), "--profile", "paper", "--fs", "ext4",
                      "--dry-run", "--results", str(tmp_path / "r")).stdout
     assert "[image 6.92 GiB;" in text and "8 GiB" not in text
 
 
 def test_dry_run_says_when_an_image_is_sized_from_the_input(tmp_path, state_dir):
-    o = json.loads(run_fslab("run", str(PLANS / "s4-aging.toml"), "--fs", "xfs,ext4",
+    o = json.loads(fslab_in_process("run", str(PLANS / "s4-aging.toml"), "--fs", "xfs,ext4",
                              "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     sizes = {(c["filesystem"], c["case"]): c["image_bytes"] for c in o["cases"]}
     # quick: the git image follows the generated history, known only when the unit runs;
     # churn's is 2 x 128 MiB, raised to what mkfs.xfs accepts (300 MiB), as Instance does
     assert sizes[("xfs", "git")] is None and sizes[("ext4", "churn")] == 256 * 2**20
     assert sizes[("xfs", "churn")] == 300 * 2**20
-    tasks = json.loads(run_fslab("run", str(PLANS / "s3-fileserver.toml"), "--fs", "ext3",
+    tasks = json.loads(fslab_in_process("run", str(PLANS / "s3-fileserver.toml"), "--fs", "ext3",
                                  "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     assert tasks["cases"][0]["image_bytes"] == 20 * 10**9
