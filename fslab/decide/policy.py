@@ -42,9 +42,9 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     # a job file's jobs answer it; its workload-level row (CPU efficiency, fio's own use)
     # does not
     jobs = {(s, c) for s, c, p in zip(ranked["suite"], ranked["case"], ranked["params"])
-            if '"job"' in str(p)}
+            if _is_job(p)}
     for (suite, case, params), g in ranked.groupby(["suite", "case", "params"], sort=True):
-        if (suite, case) in jobs and '"job"' not in str(params):
+        if (suite, case) in jobs and not _is_job(params):
             continue
         present = set(g["metric"])
         chosen = metric if metric else next(iter(answer_metrics(suite, case, params, present)), None)
@@ -54,6 +54,15 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     if len(out.metrics) == 1 and directions:
         out.better = directions.pop()
     return out
+
+
+def _is_job(params) -> bool:
+    """A job file's job (its params name the job), not the file's workload-level row."""
+    import orjson
+    try:
+        return "job" in orjson.loads(params or "{}")
+    except (orjson.JSONDecodeError, TypeError):
+        return False
 
 
 def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, float]]:
