@@ -103,3 +103,47 @@ def test_variant_names_are_valid_and_readable():
     assert variant_name("recordsize=8k") == "recordsize-8k"
     assert variant_name("-I 512") == "I512"
     assert variant_name("-O ^has_journal") == "Ono-has_journal"
+
+
+def test_a_race_whose_every_candidate_fails_stops_without_a_winner():
+    from fslab.decide.race import NONE, Elimination
+    race = Race(["a", "b"], "higher")
+    for r in (1, 2, 3):
+        for lv in race.survivors:
+            race.eliminated[lv] = Elimination(lv, r, "", math.nan, (math.nan, math.nan), math.nan,
+                                              math.nan, "", 0.0, failed_because="fio exit 1")
+        race.look(r)
+        if race.stopped:
+            break
+    assert race.stopped == NONE and race.survivors == []
+
+
+def test_a_candidate_without_values_is_not_tested_and_does_not_crash_the_race():
+    race = Race(["a", "b", "c"], "higher")
+    for r in (1, 2, 3):
+        race.record("a", r, 100.0 + r)
+        race.record("b", r, 50.0 + r)
+    race.look(3)
+    assert "b" in race.eliminated and "c" not in race.eliminated
+
+
+def test_p_best_is_not_certain_when_three_rounds_disagree_in_size():
+    """a ahead in 2 of 3 rounds by 1-1.6%, behind in one by 1%: a Bayesian bootstrap over
+    rounds gives whatever the resampled rounds say; the t posterior (2 degrees of freedom)
+    leaves real doubt either way."""
+    noisy = {"a": {1: 101.0, 2: 104.0, 3: 96.5}, "b": {1: 100.0, 2: 105.0, 3: 95.0}}
+    p = posterior(noisy, ["a", "b"], "higher")["a"]["p_best"]
+    assert 0.3 < p < 0.95
+
+
+def test_named_variants_are_classed_by_the_catalogue():
+    from fslab.decide.candidates import named
+    from fslab.plan import FilesystemSpec
+    cs = named([FilesystemSpec(name="ext4"),
+                FilesystemSpec(name="ext4", variant="wb", mount_options=["data=writeback"])], {"safe"})
+    assert [c.label for c in cs.candidates] == ["ext4"] and "data=writeback" in cs.left_out[0]
+    cs = named([FilesystemSpec(name="ext4"),
+                FilesystemSpec(name="ext4", variant="wb", mount_options=["data=writeback"])],
+               {"safe", "trade"})
+    wb = cs.candidates[1]
+    assert wb.safety == "trade" and "data=writeback" in wb.trades

@@ -160,7 +160,7 @@ def _row(pooled: Pooled, a: str, b: str, better: str) -> dict:
     ratio = rate_b / rate_a if rate_a else math.nan
     return {"baseline": a, "other": b, "n_baseline": n_a, "n_other": n_b,
             "test": test_name(pooled.trials, n_a, n_b), "paired": False, "blocks": 0,
-            "matched": False, "ratio_ci_level": math.nan,
+            "matched": False, "ratio_ci_level": math.nan, "shift": rate_b - rate_a,
             "p": pair_p_value(k_a, n_a, k_b, n_b),
             "median_baseline": rate_a, "median_other": rate_b, "ratio": ratio,
             "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,

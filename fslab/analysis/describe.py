@@ -56,11 +56,7 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
-    # the geometric mean: what the within-round tests compare (NaN unless every value > 0)
-    logs = np.log(data["value"].where(data["value"] > 0))
-    gm = logs.groupby([data[c] for c in cols], sort=True, dropna=False).agg(["mean", "count"])
-    out["gmean"] = np.where(gm["count"].to_numpy() == out["n"].to_numpy(),
-                            np.exp(gm["mean"].to_numpy()), np.nan)
+    out["gmean"] = _common_round_gmeans(data, keys, out)
     n = out["n"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
@@ -75,6 +71,27 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     out["outliers"] = np.bincount(group, weights=flags.to_numpy(dtype=float),
                                   minlength=len(out)).astype(int)
     return out
+
+
+def _common_round_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> np.ndarray:
+    """Each level's geometric mean over the rounds every level of its group ran (once each,
+    every value > 0): the within-round tests compare exactly these (a difference of two such
+    mean logs is their mean within-round log ratio). Over each level's own rounds instead, a
+    level that missed a slow round would look best though every test puts it last. NaN where
+    the group has fewer than 2 such rounds."""
+    d = data[keys + ["level", "iteration", "value"]]
+    d = d[d["value"] > 0]
+    once = ~d.duplicated(keys + ["level", "iteration"], keep=False)
+    d = d[once]
+    levels = data.groupby(keys, sort=False, dropna=False)["level"].transform("nunique")
+    d = d.assign(levels=levels[d.index])
+    per_round = d.groupby(keys + ["iteration"], sort=False, dropna=False)["level"].transform("nunique")
+    d = d[per_round == d["levels"]]
+    rounds = d.groupby(keys, sort=False, dropna=False)["iteration"].transform("nunique")
+    d = d[rounds >= 2]
+    gm = np.log(d["value"]).groupby([d[c] for c in keys + ["level"]], dropna=False).mean()
+    index = pd.MultiIndex.from_frame(out[keys + ["level"]])
+    return np.exp(gm.reindex(index).to_numpy())
 
 
 def _median_cis(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:

@@ -38,6 +38,7 @@ MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Roma
 BLOCKED_LOG = "paired t-test on within-round log ratios"
 BLOCKED_DIFF = "paired t-test on within-round differences"
 MANN_WHITNEY = "Mann-Whitney U"
+SIGN_FLIP = "exact sign-flip test on within-round differences (they did not vary)"
 
 
 def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
@@ -165,7 +166,11 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
         blocked = _blocked(a_in, b_in)
         if blocked is not None:
             return {**blocked, "matched": True}
-        a, b = a_in, b_in       # the differences do not vary: the unpaired test on those rounds
+        if np.ptp(a_in) > 0 or np.ptp(b_in) > 0:
+            # the rounds moved both alike and the difference did not move at all: the exact
+            # sign-flip test of the within-round differences keeps the blocking
+            return {**_sign_flip(a_in, b_in), "matched": True}
+        a, b = a_in, b_in       # a deterministic quantity (the same value every round)
     return {**_unpaired(a, b), "matched": matched}
 
 
@@ -187,6 +192,21 @@ def _blocked(a: np.ndarray, b: np.ndarray) -> dict | None:
     return {"p": p, "test": BLOCKED_LOG if logs else BLOCKED_DIFF, "design": "blocked",
             "paired": True, "blocks": n, "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi,
             "ratio_ci_level": CONFIDENCE if logs else math.nan, "smallest_p": 0.0,
+            "shift": mean, "a": a, "b": b}
+
+
+def _sign_flip(a: np.ndarray, b: np.ndarray) -> dict:
+    """Every round's difference the same (and not 0): of the 2^n sign flips of the
+    differences, the two all-same-sign ones reach the observed mean: p = 2 / 2^n."""
+    logs = bool((a > 0).all() and (b > 0).all())
+    d = np.log(b) - np.log(a) if logs else b - a
+    n = len(d)
+    shift = float(d.mean())
+    p = 1.0 if shift == 0 else min(1.0, 2 / 2 ** n)
+    ratio = math.exp(shift) if logs else (float(np.median(b) / np.median(a)) if np.median(a) else math.nan)
+    return {"p": p, "test": SIGN_FLIP, "design": "blocked", "paired": True, "blocks": n,
+            "ratio": ratio, "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,
+            "ratio_ci_level": math.nan, "smallest_p": min(1.0, 2 / 2 ** n), "shift": shift,
             "a": a, "b": b}
 
 
@@ -196,11 +216,13 @@ def _unpaired(a: np.ndarray, b: np.ndarray) -> dict:
     if (a > 0).all() and (b > 0).all():
         shift, s_lo, s_hi, level = shift_interval(np.log(a), np.log(b))
         ratio, lo, hi = math.exp(shift), math.exp(s_lo), math.exp(s_hi)
-    elif np.median(a) != 0:
-        ratio = float(np.median(b) / np.median(a))
+    else:       # the test's own estimate of the shift, on the values (its sign is the verdict's)
+        shift = float(np.median(np.subtract.outer(b, a)))
+        if np.median(a) != 0:
+            ratio = float(np.median(b) / np.median(a))
     return {"p": p, "test": MANN_WHITNEY, "design": "unpaired", "paired": False, "blocks": 0,
             "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": level,
-            "smallest_p": smallest_p(len(a), len(b)), "a": a, "b": b}
+            "smallest_p": smallest_p(len(a), len(b)), "shift": shift, "a": a, "b": b}
 
 
 def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: str | None,
@@ -220,7 +242,7 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
             rows.append(_row(a_name, b_name, a, b, better, {
                 "p": math.nan, "test": "", "design": "", "paired": False, "blocks": 0,
                 "ratio": math.nan, "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,
-                "ratio_ci_level": math.nan, "smallest_p": 1.0},
+                "ratio_ci_level": math.nan, "smallest_p": 1.0, "shift": math.nan},
                 note="too few samples to test (need n >= 2 each)"))
             continue
         rows.append(_row(a_name, b_name, a, b, better, pair_test(a, b, a_it, b_it, pairable)))
@@ -238,7 +260,10 @@ def _row(a_name, b_name, a, b, better, t: dict, note="") -> dict:
             "p": t["p"], "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
             "ratio_ci_lo": t["ratio_ci_lo"], "ratio_ci_hi": t["ratio_ci_hi"],
             "ratio_ci_level": t["ratio_ci_level"], "matched": t.get("matched", False),
-            "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
+            "shift": t.get("shift", math.nan),
+            # a percentage only where the test compared ratios (logs); else its shift says it
+            "change_pct": ((ratio - 1) * 100 if not math.isnan(ratio) and t["test"] not in
+                           (BLOCKED_DIFF,) and ((a > 0).all() and (b > 0).all()) else math.nan),
             "delta": cliffs_delta(a, b) if len(a) and len(b) else math.nan,
             "better": better, "smallest_p": t["smallest_p"], "note": note}
 
@@ -285,7 +310,11 @@ def _winner(r: dict) -> str:
 
 
 def effect_sign(r: dict) -> int:
-    """+1 when the pair's estimate puts `other` above `baseline`, -1 below, 0 level."""
+    """+1 when the pair's test's own estimate (its shift: the mean within-round log ratio or
+    difference, or the Hodges-Lehmann shift) puts `other` above `baseline`, -1 below, 0 level."""
+    shift = r.get("shift", math.nan)
+    if isinstance(shift, (int, float)) and not math.isnan(shift):
+        return 0 if shift == 0 else (1 if shift > 0 else -1)
     if not math.isnan(r["ratio"]) and r["ratio"] != 1:
         return 1 if r["ratio"] > 1 else -1
     if r["median_other"] != r["median_baseline"]:
@@ -297,7 +326,9 @@ def verdict(r: dict) -> str:
     """benchstat style: '+23.4% (p=0.002, δ=0.81 large)', or '~' when not significant."""
     if not r["significant"]:
         return "~"
+    shift = r.get("shift", math.nan)
     change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
+              else f"{shift:+.4g}" if isinstance(shift, float) and not math.isnan(shift)
               else f"{r['median_other'] - r['median_baseline']:+.4g}")
     return f"{change} ({format_p(r['p_holm'])}, δ={r['delta']:.2f} {r['magnitude']})"
 

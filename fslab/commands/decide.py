@@ -40,8 +40,9 @@ def decide(
     delta: float = typer.Option(0.03, "--delta", help="Indifference zone: candidates within this "
                                 "fraction of the best are a tie (default 0.03 = 3%)."),
     max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds."),
-    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget, e.g. 20m or 1h: no "
-                                         "round starts that would end past it."),
+    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget, e.g. 20m or 1h: after "
+                                         "the first 3 rounds (which always run), no round starts "
+                                         "that would end past it."),
     max_candidates: int = typer.Option(40, "--max-candidates", help="Refuse a larger candidate set."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for the fio suite (repeatable)."),
@@ -108,6 +109,11 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     if max_rounds < min_rounds:
         raise FslabError(f"--max-rounds {max_rounds}: at least {min_rounds} (the race compares "
                          f"within rounds from round {min_rounds} on)")
+    if metric:
+        from fslab.metrics import find
+        if find(metric) is None or find(metric).better not in ("higher", "lower"):
+            raise FslabError(f"--metric {metric!r}: not a ranked metric any suite records (e.g. "
+                             "write_iops, read_bw, write_clat_p99, sync_lat_p99)")
     if not fs and not candidates:
         raise FslabError("name what to race: --fs ext4,xfs (their option catalogues) or "
                          "--candidates FILE")
@@ -117,13 +123,11 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     else:
         items = parse_fs(fs)
         if any(v.variant != "default" for v in items):     # exactly the variants named
-            cs_list = [Candidate(plans.FilesystemSpec(**spec_fields(v))) for v in items]
-            for c in cs_list:
-                c.changed = c.spec.options_text
-            from fslab.decide.candidates import CandidateSet
-            cs = CandidateSet(cs_list)
-            if len(cs_list) < 2:
-                raise FslabError("--fs names one variant: a race needs two or more")
+            from fslab.decide.candidates import named
+            cs = named([plans.FilesystemSpec(**spec_fields(v)) for v in items], allowed)
+            if len(cs.candidates) < 2:
+                raise FslabError("fewer than 2 candidates to race" + (
+                    f" ({'; '.join(cs.left_out)})" if cs.left_out else ""))
         else:
             keys = {k.strip() for k in options.split(",")} if options else None
             cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)

@@ -124,5 +124,38 @@ def from_file(path: Path, allow: set[str]) -> CandidateSet:
     return CandidateSet(out, left)
 
 
+def classify(spec: FilesystemSpec) -> tuple[str, str, str]:
+    """(safety, trades, what it changes) of a variant's options, from its driver's catalogue:
+    a value the catalogue marks as a trade makes the variant one; a value it does not list
+    is unknown to fslab, said as such, and raced as the user's choice."""
+    driver = filesystems.get(spec.name)
+    trades, unknown = [], []
+    asked = ([("mount", o) for o in spec.mount_options] + [("mkfs", w) for w in spec.mkfs_options]
+             + [("property", f"{k}={v}") for k, v in spec.properties.items()]
+             + [("pool_property", f"{k}={v}") for k, v in spec.pool_properties.items()])
+    for kind, value in asked:
+        hit = next((o for o in driver.catalogue if o.kind == kind and (
+            value in o.values or any(value in v.split() for v in o.values))), None)
+        if hit is None:
+            unknown.append(value)
+        elif hit.safety == "trade":
+            trades.append(f"{value}: {hit.trades}")
+    effect = "; ".join(f"{v}: not in fslab's catalogue" for v in unknown)
+    return ("trade" if trades else "safe"), "; ".join(trades), effect
+
+
+def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
+    """Exactly the variants the user named (--fs NAME:VARIANT[...]), classed by the catalogue."""
+    out, left = [], []
+    for spec in specs:
+        safety, trades, effect = classify(spec)
+        c = Candidate(spec, safety, trades, _changed(spec), effect)
+        if safety not in allow:
+            left.append(f"{spec.label}: a trade ({trades}); --allow trade races it")
+            continue
+        out.append(c)
+    return CandidateSet(out, left)
+
+
 def _changed(spec: FilesystemSpec) -> str:
     return spec.options_text

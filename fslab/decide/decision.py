@@ -9,7 +9,7 @@ import math
 from fslab import filesystems
 from fslab.decide.posterior import posterior, smallest_detectable
 from fslab.decide.policy import replay
-from fslab.decide.race import BUDGET, TIE, WINNER
+from fslab.decide.race import BUDGET, NONE, TIE, WINNER
 from fslab.plan import Plan
 
 
@@ -24,7 +24,8 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
     rounds = max((int(u["iteration"]) for u in units), default=0)
     specs = {f.label: f for f in plan.filesystem}
     others = [lv for lv in race.labels if lv != winner and race.values.get(lv)]
-    mde = (smallest_detectable(race.values, winner, others, race.alpha_look, max(1, len(alive) - 1))
+    k = len(race.labels)      # the race tests every pair of survivors: Holm's first step
+    mde = (smallest_detectable(race.values, winner, others, race.alpha_look, max(1, k * (k - 1) // 2))
            if winner else math.nan)
     amplification = _medians(store.records(run_id), "write_amplification")
     rows = []
@@ -67,10 +68,12 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
     # separated when the rounds or the budget ran out (said apart: the first is a finding,
     # the second the limit of this run, whose smallest detectable difference says how far)
     ties = alive if len(alive) > 1 else []
-    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "tie", None: "unfinished"}[race.stopped]
+    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "tie", NONE: "no candidate left",
+               None: "unfinished"}[race.stopped]
     return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
             "equivalent": race.stopped == TIE, "stopped": {WINNER: "one left", TIE: "within delta",
                                                           BUDGET: "rounds or budget spent",
+                                                          NONE: "every candidate's units failed",
                                                           None: "interrupted"}[race.stopped],
             "finalists": alive, "metric": measure.describe(), "better": race.better,
             "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
@@ -115,7 +118,9 @@ def text(dec: dict) -> list[str]:
     from fslab.analysis.names import ratio_text
     pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
     lines = []
-    if dec["verdict"] == "winner":
+    if dec["winner"] is None:
+        lines.append(f"No decision: {dec['stopped']} (each candidate's line says why)")
+    elif dec["verdict"] == "winner":
         lines.append(f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
                      f"{dec['better']} is better)")
     elif dec["verdict"] == "tie" and dec["equivalent"]:

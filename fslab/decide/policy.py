@@ -29,8 +29,10 @@ class Measure:
     def describe(self) -> str:
         from fslab.metrics import label as metric_label
         names = sorted({metric_label(m) for m in self.metrics.values()})
-        return (names[0] if len(names) == 1 and len(self.metrics) == 1 else
-                "geometric mean over workloads of " + ", ".join(names))
+        if len(names) == 1 and len(self.metrics) == 1:
+            return names[0]
+        return ("geometric mean over workloads of " + ", ".join(names)
+                + " (each time or latency as its inverse: higher is better)")
 
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
@@ -134,7 +136,9 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     labels = [f.label for f in plan.filesystem]
     measure = choose_measure(records, d.metric)
     values = race_values(records, measure)
-    last = max((r for v in values.values() for r in v), default=0)
+    units = store.units(run_id)
+    last = max([r for v in values.values() for r in v] + [int(u["iteration"]) for u in units],
+               default=0)
     upto = last if upto is None else upto
     race = Race(labels, measure.better, delta=d.delta, min_rounds=min_rounds,
                 max_rounds=d.max_rounds)

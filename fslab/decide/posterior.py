@@ -1,13 +1,16 @@
 """What a decision is worth: P(best), the expected loss of each choice, and the smallest
 difference the run could have found.
 
-P(best) is a Bayesian bootstrap over rounds (Rubin 1981): each draw weighs the rounds
-every finalist ran with Dirichlet(1, ..., 1) weights and takes each finalist's weighted
-mean log value; P(best) is the share of draws in which a finalist is best. Rounds, not
-single values, are resampled, because a round is the block the candidates share. The
-expected loss of choosing a finalist is the mean, over the same draws, of how far it
-falls short of that draw's best (as a fraction of the best: 0.02 = 2% of the best's
-throughput, or 2% more time or latency than the best).
+P(best) comes from the posterior of the candidates' mean log values given the rounds every
+finalist ran, with rounds as blocks: each round's values are centred on the round's mean
+(drift shared by the round cancels), and the mean vector is drawn from a multivariate t
+around the observed means with the within-round covariance over n, on n - 1 degrees of
+freedom (the reference posterior of a normal mean with unknown covariance). P(best) is the
+share of draws in which a candidate is best. With 3 rounds the t has 2 degrees of freedom:
+one candidate ahead in every round by a hair is not "100% best" (a Bayesian bootstrap over
+rounds said so). The expected loss of choosing a candidate is the mean, over the same draws,
+of how far it falls short of that draw's best (as a fraction of the best: 0.02 = 2% of the
+best's throughput, or 2% more time or latency than the best).
 """
 from __future__ import annotations
 
@@ -31,9 +34,14 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
         return {lv: {"p_best": math.nan, "expected_loss": math.nan} for lv in labels}
     logs = np.array([[math.log(values[lv][r]) for lv in labels] for r in rounds])   # rounds x labels
     sign = 1.0 if better == "higher" else -1.0
+    x = sign * (logs - logs.mean(axis=1, keepdims=True))        # within-round, higher = better
+    n = len(rounds)
     rng = np.random.default_rng(zlib.crc32(repr((seed, labels, rounds)).encode()))
-    w = rng.dirichlet(np.ones(len(rounds)), size=DRAWS)          # draws x rounds
-    means = sign * (w @ logs)                                    # draws x labels, higher = better
+    centre = x.mean(axis=0)
+    spread = x - centre                                          # n x labels
+    z = rng.standard_normal((DRAWS, n))
+    scale = np.sqrt((n - 1) / rng.chisquare(n - 1, size=(DRAWS, 1)))
+    means = centre + scale * (z @ spread) / math.sqrt(n * (n - 1))   # draws x labels
     best = means.max(axis=1, keepdims=True)
     p_best = np.bincount(means.argmax(axis=1), minlength=len(labels)) / DRAWS
     loss = 1 - np.exp(-(best - means)) if better == "higher" else np.exp(best - means) - 1

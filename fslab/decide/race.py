@@ -11,7 +11,10 @@ round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
    Holm-corrected over all pairs of this look, at alpha / looks: Bonferroni over the
    race's possible looks, so that the chance of ever eliminating a candidate that is in
    truth as good as another stays under alpha for the whole race, however many looks it
-   takes. A survivor significantly worse than any other survivor is eliminated.
+   takes (a union bound over looks; Holm within a look runs on the survivors of that look,
+   a set earlier looks chose, so the bound is argued, not proven: bench/decide measures the
+   whole race's A/A error instead). A survivor significantly worse than any other survivor
+   is eliminated.
 3. The race stops when one candidate remains (the winner); when every survivor is within
    delta of the leader (each one's one-sided lower (1 - alpha/looks) bound of its ratio
    to the leader is above 1 - delta: a tie, said as such); or when the rounds or the
@@ -30,7 +33,7 @@ from scipy import stats
 from fslab.analysis.pairwise import holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 
-WINNER, TIE, BUDGET = "winner", "tie", "budget"
+WINNER, TIE, BUDGET, NONE = "winner", "tie", "budget", "none left"
 
 
 @dataclass
@@ -97,7 +100,9 @@ class Race:
             return []
         out = self._eliminate(round_no)
         alive = self.survivors
-        if len(alive) == 1:
+        if not alive:               # every candidate's units failed
+            self.stopped = NONE
+        elif len(alive) == 1:
             self.stopped = WINNER
         elif self._all_within_delta(alive):
             self.stopped = TIE
@@ -138,7 +143,12 @@ class Race:
         alive = self.survivors
         if len(alive) < 2:
             return []
-        pairs = [(a, b) for i, a in enumerate(alive) for b in alive[i + 1:]]
+        # a pair with fewer than 2 common rounds has no test (a candidate that measured
+        # nothing usable keeps its place until its units fail or the race ends)
+        pairs = [(a, b) for i, a in enumerate(alive) for b in alive[i + 1:]
+                 if len(self.common_rounds([a, b])) >= 2]
+        if not pairs:
+            return []
         tests = [self.pair(a, b) for a, b in pairs]
         p_holm = holm([t["p"] for t in tests])
         lead = self.leader(alive)

@@ -104,7 +104,10 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     for n in notes:
         console.print(f"[yellow]note:[/] {n}")
     status = store.unit_status(run_id)
-    todo = [u for u in units if status.get(u.key) != "done"]
+    # a race (rounds_policy) keeps a failed unit as failed on resume: its candidate was
+    # eliminated for it, and a retry would put its later rounds beside others' earlier ones
+    final = ("done", "failed") if rounds_policy is not None else ("done",)
+    todo = [u for u in units if status.get(u.key) not in final]
     out = Outcome(skipped=len(units) - len(todo))
     if out.skipped:
         console.print(f"resuming: {out.skipped} of {len(units)} units already done")
@@ -141,7 +144,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                 while (wanted := rounds_policy.after_round(it, pairs)):
                     it += 1
                     batch = [u for u in round_units(plan, wanted, it, host)
-                             if status.get(u.key) != "done"]
+                             if status.get(u.key) not in final]
                     out.skipped += len(wanted) - len(batch)
                     bar.update(task, total=bar.tasks[0].total + len(batch))
                     run_all(batch)
