@@ -79,12 +79,10 @@ def _common_round_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame)
     mean logs is their mean within-round log ratio). Over each level's own rounds instead, a
     level that missed a slow round would look best though every test puts it last. NaN where
     the group has fewer than 2 such rounds."""
-    d = data[keys + ["level", "iteration", "value"]]
+    d = data[keys + ["level", "iteration", "value"]].reset_index(drop=True)
+    d = d.assign(levels=d.groupby(keys, sort=False, dropna=False)["level"].transform("nunique"))
     d = d[d["value"] > 0]
-    once = ~d.duplicated(keys + ["level", "iteration"], keep=False)
-    d = d[once]
-    levels = data.groupby(keys, sort=False, dropna=False)["level"].transform("nunique")
-    d = d.assign(levels=levels[d.index])
+    d = d[~d.duplicated(keys + ["level", "iteration"], keep=False)]
     per_round = d.groupby(keys + ["iteration"], sort=False, dropna=False)["level"].transform("nunique")
     d = d[per_round == d["levels"]]
     rounds = d.groupby(keys, sort=False, dropna=False)["iteration"].transform("nunique")

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.significance import ALPHA, rounds_needed
+from fslab.analysis.significance import ALPHA, MIN_BLOCKS, rounds_needed
 from fslab.analysis.pairwise import effect_sign
 
 TIERS, LETTERS, ONE = "tiers", "letters", "one group"
@@ -117,8 +117,12 @@ def _blocked(group_pairs: list[dict]) -> bool:
 
 def _matched(group_pairs: list[dict]) -> bool:
     """Every pair ran in the same rounds: more rounds would be compared within rounds."""
-    return bool(group_pairs) and all(r.get("matched") or r.get("design") == "blocked"
-                                     for r in group_pairs)
+    # a pair that had the rounds and still got the unpaired test (a deterministic quantity)
+    # is not helped by more rounds the way a blocked one is: it needs the unpaired count
+    return bool(group_pairs) and all(
+        r.get("design") == "blocked"
+        or (r.get("matched") and min(r["n_baseline"], r["n_other"]) < MIN_BLOCKS)
+        for r in group_pairs)
 
 
 def _pair_lookup(group_pairs: list[dict]):
