@@ -36,10 +36,36 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(not_root)
         if any(item.get_closest_marker(m) for m in ("needs_root", "guest", "fio", "serial")):
             item.add_marker(pytest.mark.e2e)
-        if item.get_closest_marker("guest"):
+        if item.get_closest_marker("guest") or (item.get_closest_marker("e2e") and uses_zfs(item)):
             item.add_marker(pytest.mark.serial)
     # guests last: on a fresh machine ./run-tests builds their image meanwhile
     items.sort(key=lambda item: item.get_closest_marker("guest") is not None)
+
+
+# modules whose e2e tests run plans or default filesystem lists that include zfs
+ZFS_MODULES = {"test_plans_four_fs", "test_studies", "test_recommend", "test_reliability"}
+
+
+def uses_zfs(item) -> bool:
+    """Does this test make a zfs filesystem? Two fslab runs on the one zfs-fuse daemon at
+    once can leave it running (the run that started it may end first): such tests run
+    alone. Read from the test's name and parameters, its source, and the module-level
+    strings it names (e.g. FOUR = "ext4,xfs,btrfs,zfs")."""
+    import inspect
+    if "zfs" in item.nodeid or item.module.__name__ in ZFS_MODULES:
+        return True
+    fn = getattr(item, "function", None)
+    if fn is None:
+        return False
+    try:
+        if "zfs" in inspect.getsource(fn):
+            return True
+    except (OSError, TypeError):
+        return False
+    names = set(fn.__code__.co_names)
+    return any(isinstance(v, str) and "zfs" in v or isinstance(v, (list, tuple)) and
+               any(isinstance(x, str) and "zfs" in x for x in v)
+               for k, v in vars(inspect.getmodule(fn)).items() if k in names)
 
 
 @pytest.hookimpl(optionalhook=True)
