@@ -88,6 +88,14 @@ def _loop(e: dict) -> None:
     detach_loop(e["id"], e.get("image"))
 
 
+@state.handler("loopimage")
+def _loop_image(e: dict) -> None:
+    """Loop devices over an image whose attach was cut short (see targets/loop.attach)."""
+    r = run(["losetup", "--noheadings", "-O", "NAME", "-j", e["id"]], check=False, timeout=30)
+    for dev in r.stdout.split():
+        detach_loop(dev, e["id"])
+
+
 @state.handler("daemon")
 def _daemon(e: dict) -> None:
     check = BUSY_CHECKS.get(e.get("busy_check", ""))

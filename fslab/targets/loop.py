@@ -69,6 +69,9 @@ def attach(image: str | Path, direct_io: bool = True) -> str:
     if direct_io:
         argv.append("--direct-io=on")
     argv.append(str(image))
+    # noted before the attach: killed between losetup attaching and saying which device,
+    # fslab would not know the device, but cleanup can still find it by its image
+    state.note("loopimage", str(image))
     r = run(argv, check=False)
     if not r.ok and direct_io:   # some backing filesystems refuse O_DIRECT
         r = run(argv[:3] + [str(image)])
@@ -76,6 +79,7 @@ def attach(image: str | Path, direct_io: bool = True) -> str:
         run(argv)
     dev = r.stdout.strip()
     state.note("loop", dev, image=str(image))
+    state.forget("loopimage", str(image))
     return dev
 
 
