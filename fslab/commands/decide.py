@@ -98,7 +98,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                budget, max_candidates, profile, fio, image_size, seed, min_rounds):
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
-    from fslab.decide.candidates import from_catalogue, from_file, Candidate
+    from fslab.decide.candidates import from_catalogue, from_file
     from fslab.plan.flags import from_flags
     from fslab.plan.variants import parse_fs, spec_fields
     allowed = {"safe"} | ({"trade"} if allow == "trade" else set())

@@ -81,7 +81,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
             "candidates": rows, "mde": _num(mde), "rounds": rounds,
             "units_run": sum(1 for u in units if u["status"] in ("done", "failed")),
             # every candidate in every round up to the race's maximum: what a fixed design costs
-            "units_full_factorial": len(race.labels) * d.max_rounds * _cases(plan, units),
+            "units_full_factorial": len(race.labels) * d.max_rounds * _cases(units),
             "left_out": list(d.left_out),
             "commands": _commands(specs[winner]) if winner else [],
             "traded": [r["label"] + ": " + r["trades"] for r in rows
@@ -97,7 +97,7 @@ def _medians(records, metric: str) -> dict[str, float]:
     return r.assign(level=level_labels(r, FS_FACTOR)).groupby("level")["value"].median().to_dict()
 
 
-def _cases(plan: Plan, units: list[dict]) -> int:
+def _cases(units: list[dict]) -> int:
     """Units per candidate and round (the workload's cases)."""
     per = {}
     for u in units:

@@ -10,7 +10,6 @@ first (1/x for a time or a latency), so every workload weighs alike.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,7 +98,6 @@ class RacePolicy:
         self.plan, self.store, self.console = plan, store, console
         self.min_rounds = min_rounds
         self.run_id: str | None = None      # set by the session before the run executes
-        self.started = time.monotonic()
         self.said: set[str] = set()
 
     def replay(self, upto: int) -> tuple[Race, Measure]:
