@@ -197,19 +197,21 @@ class FioSuite(Suite):
         return {"fio_options": dict(case.config)}
 
     def estimate_seconds(self, case: Case) -> float | None:
-        """Runtime + ramp, plus laying the files out at ~200 MiB/s and ~5 s to make,
-        mount and tear down the filesystem."""
+        """Runtime + ramp, plus laying the files out at ~400 MiB/s and ~2 s to make,
+        mount and tear down the filesystem (the default run's units on this project's
+        2-core development machine: 1.0-1.8 s beyond the runtime on ext4, up to 5.8 s on
+        zfs-fuse)."""
         if isinstance(case.config, JobFileCase):
             return None
         opts = case.config
         runtime, ramp = _seconds(opts, "runtime"), _seconds(opts, "ramp_time")
         size = _bytes_written(opts)
-        moving = size / (200 << 20)
+        moving = size / (400 << 20)
         if opts.get("time_based") not in (None, "0") and runtime:
             run = runtime
         else:   # size-bound, at most runtime
             run = min(moving, runtime) if runtime else moving
-        return run + ramp + moving + 5.0
+        return run + ramp + moving + 2.0
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
