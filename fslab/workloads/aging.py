@@ -58,8 +58,11 @@ from fslab.filesystems.base import Instance
 from fslab.workloads.support.keptfs import KeptFilesystem
 from fslab.plan.profiles import GiB, MiB, Profile, parse_size
 from fslab.system.proc import run
+from fslab.metrics import declared
 from fslab.records import Measurement
 from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register
+
+AGING = declared("aging")
 
 KNOWN = {"repo", "repo_url", "pulls", "files", "overwrites", "every", "image_size", "fullness",
          "steps_per_overwrite", "stop_after"}
@@ -174,8 +177,9 @@ class AgingSuite(Suite):
         path, rel = ctx.artifact("aging-journal.json")
         path.write_bytes(orjson.dumps(j, option=orjson.OPT_INDENT_2))
         kept.discard()
-        return [Measurement(d["metric"], d["value"], d["unit"], d.get("better"), rel,
-                            params=d.get("params", {})) for d in j["measurements"]] + \
+        # unit and direction from the catalogue (a journal from before it holds them too)
+        return [AGING.measure(d["metric"], d["value"], rel, params=d.get("params", {}))
+                for d in j["measurements"]] + \
             method.summary(j, rel)
 
 
@@ -284,10 +288,10 @@ class GitAging:
                 "x_axis": "successful pulls"}
 
     def summary(self, j: dict, rel: str) -> list[Measurement]:
-        return [Measurement("successful_pulls", j.get("progress", 0), "count", None, rel),
-                Measurement("failed_steps", len(j["failures"]), "count", "lower", rel),
-                Measurement("pull_seconds_total", j["pull_seconds"], "s", "lower", rel),
-                Measurement("resumes", len(j.get("resumes", [])), "count", None, rel)]
+        return [AGING.measure("successful_pulls", j.get("progress", 0), rel),
+                AGING.measure("failed_steps", len(j["failures"]), rel),
+                AGING.measure("pull_seconds_total", j["pull_seconds"], rel),
+                AGING.measure("resumes", len(j.get("resumes", [])), rel)]
 
 
 class ChurnAging:
@@ -366,8 +370,8 @@ class ChurnAging:
             written += len(data)
 
     def summary(self, j: dict, rel: str) -> list[Measurement]:
-        return [Measurement("written_bytes_total", j["written_bytes"], "B", None, rel),
-                Measurement("resumes", len(j.get("resumes", [])), "count", None, rel)]
+        return [AGING.measure("written_bytes_total", j["written_bytes"], rel),
+                AGING.measure("resumes", len(j.get("resumes", [])), rel)]
 
 
 # --- measuring one step ------------------------------------------------------
@@ -376,10 +380,10 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
     """Cold grep + layout on the aged tree and on an unaged copy; journal-ready dicts."""
     out: list[dict] = []
 
-    def rec(metric, value, unit, better=None):
+    def rec(metric, value):
         if value is not None:
-            out.append({"metric": metric, "value": float(value), "unit": unit, "better": better,
-                        "params": {"step": step}})
+            AGING.measure(metric, value)     # declared: a misnamed one fails now, not at the end
+            out.append({"metric": metric, "value": float(value), "params": {"step": step}})
 
     a = cold_grep(aged, tree, text)
     # same type, options and image size as the aged one (ctx.filesystem would apply the
@@ -391,14 +395,14 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
         run([*COPY_DATA, str(tree), str(copy)], timeout=24 * 3600)
         u = cold_grep(twin, copy, text)
     for label, g in (("aged", a), ("unaged", u)):
-        rec(f"grep_cost_{label}", g["cost"], "s/GB", "lower")
-        rec(f"grep_seconds_{label}", g["seconds"], "s", "lower")
-        rec(f"layout_score_{label}", g["layout"], "ratio", "higher")
-        rec(f"cold_cache_resident_{label}", g["resident_bytes"], "B", "lower")
-    rec("tree_bytes", a["tree_bytes"], "B")
-    rec("tree_files", a["files"], "count")
-    rec("aging_factor", a["cost"] / u["cost"] if u["cost"] else None, "ratio", "lower")
-    rec("layout_measurable", a["layout"] is not None, "bool")
+        rec(f"grep_cost_{label}", g["cost"])
+        rec(f"grep_seconds_{label}", g["seconds"])
+        rec(f"layout_score_{label}", g["layout"])
+        rec(f"cold_cache_resident_{label}", g["resident_bytes"])
+    rec("tree_bytes", a["tree_bytes"])
+    rec("tree_files", a["files"])
+    rec("aging_factor", a["cost"] / u["cost"] if u["cost"] else None)
+    rec("layout_measurable", a["layout"] is not None)
     if a["grep_exit"] != 1 or u["grep_exit"] != 1:
         raise StepFailed(f"grep for {text!r} exited {a['grep_exit']}/{u['grep_exit']} "
                          "(expected 1: no match); the timing would be wrong")

@@ -277,11 +277,12 @@ class FioSuite(Suite):
         # CPU % of a fixed-time job is described, never ranked: more work in the same
         # time costs more CPU; the ranked measure is ops_per_cpu_second (accounting.py).
         # fio's own process (its CPU, its peak memory) describes fio, not the filesystem
-        ms = [Measurement("cpu_busy_system_wide", busy_percent(a, b), "%", None, out_rel),
-              Measurement("cpu_iowait_system_wide", iowait_percent(a, b), "%", None, out_rel),
-              Measurement("fio_wall_time", elapsed, "s", None, out_rel),
-              Measurement("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, "s", None, out_rel),
-              Measurement("fio_max_rss", ru.ru_maxrss * 1024, "B", None, out_rel)]
+        m = self.metrics.measure
+        ms = [m("cpu_busy_system_wide", busy_percent(a, b), out_rel),
+              m("cpu_iowait_system_wide", iowait_percent(a, b), out_rel),
+              m("fio_wall_time", elapsed, out_rel),
+              m("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, out_rel),
+              m("fio_max_rss", ru.ru_maxrss * 1024, out_rel)]
         log_tail = _tail(log_path)
         try:
             doc = load_fio_output(out_path.read_bytes() if out_path.exists() else b"", str(out_path))
