@@ -8,17 +8,23 @@ round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
    survivor ran (a difference of mean logs is exactly the mean within-round log ratio).
 2. Every pair of survivors is compared by the answer's own test
    (fslab.analysis.pairwise.pair_test: a paired t-test on within-round log ratios),
-   Holm-corrected over all pairs of this look, at alpha / looks: Bonferroni over the
-   race's possible looks, so that the chance of ever eliminating a candidate that is in
-   truth as good as another stays under alpha for the whole race, however many looks it
-   takes (a union bound over looks; Holm within a look runs on the survivors of that look,
-   a set earlier looks chose, so the bound is argued, not proven: bench/decide measures the
-   whole race's A/A error instead). A survivor significantly worse than any other survivor
-   is eliminated.
-3. The race stops when one candidate remains (the winner); when every survivor is within
-   delta of the leader (each one's one-sided lower (1 - alpha/looks) bound of its ratio
-   to the leader is above 1 - delta: a tie, said as such); or when the rounds or the
-   time budget run out (the leader is the best guess; the survivors stay finalists).
+   Holm-corrected over all pairs of this look, at this look's level: alpha spent over the
+   race's looks by a Pocock-type spending function on the information fraction rounds /
+   max_rounds (look_levels; the levels sum to alpha, so by the union bound over looks the
+   chance of ever eliminating a candidate as good as another stays under alpha for the
+   whole race; Holm within a look runs on the survivors of that look, a set earlier looks
+   chose, so that part is argued, not proven: bench/decide measures the whole race's A/A
+   error). A survivor significantly worse than any other survivor is eliminated.
+3. The race stops when one candidate remains (the winner); when no survivor can be delta
+   better than the leader (each one's one-sided bound of its ratio to the leader, at half
+   the look's level split over the survivors, short of 1 + delta): the leader is then the
+   best or within delta of it, and a race that stops so has chosen wrongly (the best ahead
+   by delta or more) with at most alpha / 2 over all its looks; an elimination of the best
+   is the one-sided half of a two-sided test, at most alpha / 2 more: whenever the best
+   leads by delta or more, a race ends with a wrong choice, other than by running out of
+   rounds, with a chance of at most alpha. When, besides, every survivor is within delta below the leader, the
+   survivors are shown equivalent (a tie, said as such); when the rounds or the time
+   budget run out, the leader is the best guess and the survivors stay finalists.
 
 Nothing here runs anything: the scheduler feeds values in and asks who runs next.
 """
@@ -108,8 +114,7 @@ class Race:
     eliminated: dict[str, Elimination] = field(default_factory=dict)
     stopped: str | None = None
     rounds_done: int = 0
-
-    spending: str = "pocock"
+    spending: str = "pocock"         # see spent()
 
     @property
     def looks(self) -> int:
