@@ -56,8 +56,8 @@ def test_lower_is_better_eliminates_the_slower():
 
 
 def test_race_false_eliminations_stay_under_alpha_for_the_whole_race():
-    """A/A over many races: an eliminated twin in at most ~5% of races (Bonferroni over
-    looks makes it conservative)."""
+    """A/A over many races: an eliminated twin in at most ~5% of races (the looks' levels
+    sum to alpha: a union bound, conservative)."""
     wrong = sum(bool(run_race({"a": 1.0, "b": 1.0, "c": 1.0}, own=0.02, seed=s).eliminated)
                 for s in range(200))
     assert wrong / 200 <= 0.05
@@ -192,3 +192,14 @@ def test_the_good_stop_never_fires_while_a_survivor_may_be_delta_better():
             race.record(lv, r, x)
     race.look(3)
     assert race.stopped is None and not race.eliminated
+
+
+def test_the_decision_says_what_the_good_stop_shows():
+    from fslab.decide.decision import text
+    dec = {"winner": "a", "verdict": "tie", "equivalent": False, "ties": ["a", "b"],
+           "stopped": "none delta better than the leader", "rounds": 4, "delta": 0.03,
+           "alpha": 0.05, "metric": "write IOPS", "units_run": 8, "max_rounds": 10,
+           "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
+           "commands": [], "left_out": []}
+    first = text(dec)[0]
+    assert first.startswith("Tie: a, b") and "none is 3% or more better than the leader a" in first
