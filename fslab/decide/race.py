@@ -22,9 +22,10 @@ round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
    by delta or more) with at most alpha / 2 over all its looks; an elimination of the best
    is the one-sided half of a two-sided test, at most alpha / 2 more: whenever the best
    leads by delta or more, a race ends with a wrong choice, other than by running out of
-   rounds, with a chance of at most alpha. When, besides, every survivor is within delta below the leader, the
-   survivors are shown equivalent (a tie, said as such); when the rounds or the time
-   budget run out, the leader is the best guess and the survivors stay finalists.
+   rounds, with a chance of at most alpha. When, besides, every survivor is within delta
+   below the leader, the survivors are shown equivalent (a tie, said as such); when the
+   rounds or the time budget run out, the leader is the best guess and the survivors stay
+   finalists.
 
 Nothing here runs anything: the scheduler feeds values in and asks who runs next.
 """
