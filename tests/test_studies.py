@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, leftovers, needs_root, run_fslab
 from fslab import filesystems, plan as plans
 from fslab.plan.profiles import GiB, MiB, PROFILES, parse_size
-from fslab.run.scheduler import build_units
+from fslab.run.schedule import Schedule
 
 PLANS = sorted((REPO / "plans").glob("s[0-3]-*.toml"))
 TASKS = ["01-mkfs", "02-mount", "03-copy-iso", "04-recopy-iso", "05-remove-isos", "06-copy-tree",
@@ -33,18 +33,18 @@ def test_four_study_plans_ship():
 def test_plan_expands_at_every_profile(path, profile):
     p = plans.load(path)
     p.run.profile = profile
-    units, notes = build_units(p, host="elsewhere")   # no availability check: every unit
+    units = Schedule.of(p).units("elsewhere")   # no availability judged: every unit
     assert units
     # the stored plan text round-trips, [suite.profiles] included
     again = plans.parse(plans.to_toml(p))
-    assert len(build_units(again, host="elsewhere")[0]) == len(units)
+    assert len(Schedule.of(again).units("elsewhere")) == len(units)
 
 
 def test_paper_profile_has_the_studies_parameters():
     def cases(name, profile="paper"):
         p = plans.load(REPO / "plans" / name)
         p.run.profile = profile
-        return {(u.key.fs, u.key.case, u.key.params): u for u in build_units(p, host="x")[0]
+        return {(u.key.fs, u.key.case, u.key.params): u for u in Schedule.of(p).units("x")
                 if u.key.iteration == 1}
     s2 = cases("s2-fio-stats.toml")
     assert {c for _, c, _ in s2} == {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
@@ -77,7 +77,8 @@ def test_paper_profile_has_the_studies_parameters():
 @needs_root()
 def test_unavailable_filesystems_are_skipped_with_a_note():
     p = plans.load(REPO / "plans/s3-fileserver.toml")
-    units, notes = build_units(p)
+    here = Schedule.of(p).here()
+    units, notes = here.units(), here.notes
     missing = [n for n in ("jfs", "reiserfs") if not filesystems.get(n).available().ok]
     for name in missing:
         assert any(n.startswith(f"{name} skipped: not available here") for n in notes), notes

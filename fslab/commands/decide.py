@@ -60,6 +60,7 @@ def decide(
     from fslab.plan import validate
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
+    schedule = None   # the plan expanded: by validation, or by the session of a resumed race
     if resume:
         store = open_store(results_dir(results))
         run = store.run(resume)
@@ -75,11 +76,11 @@ def decide(
             the_plan, probed = _race_plan(plan_file, fs, candidates, options, allow, job, suite,
                                           metric, delta, max_rounds, budget, max_candidates,
                                           profile, fio, image_size, seed, MIN_BLOCKS)
-            validate.plan(the_plan)
+            schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
     policy = RacePolicy(the_plan, store, console, MIN_BLOCKS)
     executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
-    session = RunSession(the_plan, store, console, resume=resume)
+    session = RunSession(the_plan, store, console, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
     from fslab.decide.decision import decision, text
     dec = decision(store, session.run_id, the_plan, MIN_BLOCKS)

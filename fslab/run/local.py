@@ -32,7 +32,10 @@ class LocalExecutor(Executor):
         self.make_target, self.mountpoint_dir, self.info = _target_factory(
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
-            session.plan.filesystem = [FilesystemSpec(name=self.info["fstype"], variant="existing")]
+            from fslab.run.schedule import Schedule
+            mounted = session.plan.model_copy(update={"filesystem": [
+                FilesystemSpec(name=self.info["fstype"], variant="existing")]})
+            session.measure_instead(mounted, Schedule.of(mounted, existing=True))
             return
         if not self._probe:
             return
@@ -78,7 +81,7 @@ class LocalExecutor(Executor):
         if not self.workdir:
             state.note("dir", str(wd))
         try:
-            return execute(session.plan, session.store, session.run_id,
+            return execute(session.schedule, session.store, session.run_id,
                            make_target=lambda: self.make_target(wd), workdir=wd,
                            console=session.console, mountpoint_dir=self.mountpoint_dir,
                            rounds_policy=self.rounds_policy)
