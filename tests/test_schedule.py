@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fslab import filesystems, plan as plans, workloads
-from fslab.plan.flags import apply_cache_and_baseline, from_flags
+from fslab.plan.flags import from_flags
 from fslab.records import canonical_params
 from fslab.run.dryrun import outline
 from fslab.run.schedule import Schedule
@@ -52,9 +52,8 @@ def keys_of(schedule: Schedule, host: str) -> list[tuple]:
 
 def flags_plan(plan_file=None, fs=None, suite=None, profile=None, iterations=None, seed=None,
                fio=(), job=(), image_size=None, page_cache=None, baseline=None):
-    p = from_flags(plan_file, fs, suite, profile, iterations, seed, list(fio), None, None,
-                   False, tuple(job), image_size)
-    return apply_cache_and_baseline(p, page_cache, baseline) or p
+    return from_flags(plan_file, fs, suite, profile, iterations, seed, list(fio), None, None,
+                      False, tuple(job), image_size, page_cache, baseline)
 
 
 SHIPPED_CASES = [pytest.param(dict(plan_file=str(p), profile=prof), id=f"{p.stem}-{prof}")
@@ -112,6 +111,18 @@ def test_every_round_runs_every_pair_once_in_its_seeds_order(seed, rounds):
     random.Random(f"{seed}:{rounds + 1}").shuffle(order)
     assert [(u.spec, u.case) for u in schedule.round(rounds + 1, some)] == \
         [(s, c) for s, _, c in order]
+
+
+def test_the_plan_is_frozen_after_the_flags():
+    import pydantic
+    p = flags_plan(fs="ext4,xfs", suite="fio", profile="smoke", iterations=1, baseline="raw")
+    for edit in (lambda: setattr(p, "filesystem", []), lambda: setattr(p.run, "seed", 1),
+                 lambda: setattr(p.filesystem[0], "image_size", "1G"),
+                 lambda: setattr(p.suite[0], "kind", "tasks")):
+        with pytest.raises(pydantic.ValidationError, match="frozen"):
+            edit()
+    # its stored text was written once, from the plan as built (raw included)
+    assert plans.parse(p.source_text).model_dump() == p.model_dump()
 
 
 def test_what_a_host_cannot_make_is_a_new_schedule_not_an_edit():

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fslab import plan as plans
-from fslab.plan.flags import apply_cache_and_baseline, from_flags
+from fslab.plan.flags import from_flags
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
@@ -98,8 +98,8 @@ def run(
     else:
         with validate.as_input_errors():
             the_plan = from_flags(plan_file, fs, suite, profile, iterations, seed, fio,
-                                  mkfs_options, mount_options, adaptive, job, image_size)
-            apply_cache_and_baseline(the_plan, page_cache, baseline)
+                                  mkfs_options, mount_options, adaptive, job, image_size,
+                                  page_cache, baseline)
             schedule = validate.plan(the_plan)
     if resume:
         from fslab.run.session import resumed_target
