@@ -533,15 +533,18 @@ def job_file_suites(plan) -> list:
     return [s for s in plan.suite if "job_files" in (s.model_extra or {})]
 
 
-def environment_of(plan) -> dict[str, dict[str, Any]]:
-    """What the run's environment says of each job file: where it came from, whether its
-    sizes and runtimes ran as written or capped by the profile, each job's I/O as run
-    (direct or buffered: the file's own choice) and what fslab gave it (notes)."""
+def environment_of(schedule) -> dict[str, dict[str, Any]]:
+    """What the run's environment says of each job file of the plan's schedule
+    (fslab/run/schedule.py): where it came from, whether its sizes and runtimes ran as
+    written or capped by the profile, each job's I/O as run (direct or buffered: the
+    file's own choice) and what fslab gave it (notes)."""
     out = {}
-    for s in job_file_suites(plan):
-        how = (f"capped by profile {plan.profile.name}" if s.model_extra.get("scale") is True
-               else "as written")
-        for case in job_file_cases(s.options, plan.profile):
+    for s, _, cases in schedule.suite_cases:
+        if "job_files" not in (s.model_extra or {}):
+            continue
+        how = (f"capped by profile {schedule.plan.profile.name}"
+               if s.model_extra.get("scale") is True else "as written")
+        for case in cases:
             jf = case.config
             out[case.name] = {"path": str(jf.job.path), "sizes_and_runtimes": how,
                               "io": jf.io, "notes": jf.notes}

@@ -55,7 +55,7 @@ def data_disk_bytes(schedule) -> int:
         size = parse_size(spec.image_size) if spec.image_size else plan.profile.min_image_bytes
         # every case, even one this host would not run there: the guest judges for itself
         size = max([size, v.driver.min_bytes,
-                    *(case.image_bytes for _, cases in schedule.suite_cases for case in cases)])
+                    *(case.image_bytes for _, _, cases in schedule.suite_cases for case in cases)])
         largest = max(largest, size * spec.devices)
     size = max(16 * GiB, 3 * largest + 4 * GiB)
     return -(-size // MiB) * MiB   # whole MiB: cache=none (O_DIRECT) needs aligned sizes

@@ -31,11 +31,13 @@ class LocalExecutor(Executor):
                              "run it as root, or pass --mountpoint DIR to test an existing directory")
         self.make_target, self.mountpoint_dir, self.info = _target_factory(
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
+        self.schedule = session.schedule
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
             from fslab.run.schedule import Schedule
             mounted = session.plan.model_copy(update={"filesystem": [
                 FilesystemSpec(name=self.info["fstype"], variant="existing")]})
-            session.measure_instead(mounted, Schedule.of(mounted, existing=True))
+            self.schedule = Schedule.of(mounted, existing=True)
+            session.measure_instead(mounted, self.schedule)
             return
         if not self._probe:
             return
@@ -49,7 +51,8 @@ class LocalExecutor(Executor):
 
     def environment(self, plan: Plan) -> dict:
         from fslab.fio.jobfile import environment_of
-        env = {"job_files": environment_of(plan)} if environment_of(plan) else {}
+        jobs = environment_of(self.schedule)
+        env = {"job_files": jobs} if jobs else {}
         if self.probed:   # what the options probe read back, per variant
             env["options_probe"] = self.probed
         return env
@@ -65,7 +68,7 @@ class LocalExecutor(Executor):
                       + f"; results in {session.store.root}")
         from rich.markup import escape
         from fslab.fio.jobfile import environment_of
-        for name, how in environment_of(p).items():
+        for name, how in environment_of(session.schedule).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
             for note in how.get("notes", ()):
                 console.print(f"[yellow]note:[/] job file {name}: {escape(note)}")

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, replace
 
 from fslab import filesystems, workloads
-from fslab.plan import FilesystemSpec, Plan
+from fslab.plan import FilesystemSpec, Plan, SuiteSpec
 from fslab.records import UnitKey, canonical_params
 from fslab.workloads.base import Case, Suite
 
@@ -49,8 +49,9 @@ class _Variant:
 @dataclass(frozen=True)
 class Schedule:
     plan: Plan
-    # every suite's cases at the plan's profile, before any filesystem takes or refuses them
-    suite_cases: tuple[tuple[Suite, tuple[Case, ...]], ...]
+    # every [[suite]] at the plan's profile with its cases, before any filesystem takes or
+    # refuses them
+    suite_cases: tuple[tuple[SuiteSpec, Suite, tuple[Case, ...]], ...]
     variants: tuple[_Variant, ...]
     existing: bool = False
 
@@ -59,15 +60,15 @@ class Schedule:
         """Every suite's cases at the plan's profile, on every filesystem that takes them,
         in plan order. A suite's cases are expanded once for all filesystems; which
         filesystems this host can make is not judged here (see `here`)."""
-        suites = [(s, workloads.get(s.kind)) for s in plan.suite]
-        cases = tuple((suite, tuple(suite.cases(s.at_profile(plan.profile.name), plan.profile)))
-                      for s, suite in suites)
+        specs = [s.at_profile(plan.profile.name) for s in plan.suite]
+        cases = tuple((s, suite, tuple(suite.cases(s, plan.profile)))
+                      for s, suite in ((s, workloads.get(s.kind)) for s in specs))
         variants = []
         for spec in plan.filesystem:
             driver = driver_for(spec, existing)   # unknown names fail early, with the known ones
             pairs: list[Pair] = []
             notes: list[str] = []
-            for suite, suite_cases in cases:
+            for _, suite, suite_cases in cases:
                 why = suite.supports(driver)
                 if why:
                     notes.append(f"{suite.name} skipped on {spec.label}: {why}")
