@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.plan import FilesystemSpec, Plan
+from fslab.run.schedule import Schedule
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
 from fslab.system import state
 from fslab.system.proc import is_root
@@ -33,7 +34,6 @@ class LocalExecutor(Executor):
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
         self.schedule = session.schedule
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
-            from fslab.run.schedule import Schedule
             mounted = session.plan.model_copy(update={"filesystem": [
                 FilesystemSpec(name=self.info["fstype"], variant="existing")]})
             self.schedule = Schedule.of(mounted, existing=True)
