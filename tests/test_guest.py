@@ -452,6 +452,7 @@ def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
     from fslab.guest.runner import data_disk_bytes
     p = plans.parse('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "jfs"\n'
                     'image_size = "20000000000"\n[[suite]]\nkind = "fio"\n')
-    size = data_disk_bytes(p)
+    from fslab.run.schedule import Schedule
+    size = data_disk_bytes(Schedule.of(p))
     assert size % (1 << 20) == 0           # qemu's cache=none needs aligned disks
     assert size >= 2 * 20_000_000_000

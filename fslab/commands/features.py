@@ -73,6 +73,7 @@ def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     from fslab.system import environment
     from fslab.system import state, teardown
     from fslab.system.proc import is_root
+    from fslab.run.schedule import Schedule
     from fslab.run.scheduler import execute
     from fslab.targets.loop import LoopTarget, backing_device_of
     if not is_root():
@@ -89,7 +90,7 @@ def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     wd = Path(tempfile.mkdtemp(prefix="fslab-features-", dir=workdir or base))
     state.note("dir", str(wd))
     try:
-        out = execute(the_plan, store, run_id, make_target=lambda: LoopTarget(wd), workdir=wd,
+        out = execute(Schedule.of(the_plan), store, run_id, make_target=lambda: LoopTarget(wd), workdir=wd,
                       console=err)
     finally:
         shutil.rmtree(wd, ignore_errors=True)

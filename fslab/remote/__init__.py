@@ -38,7 +38,7 @@ class HostsExecutor(Executor):
             raise FslabError("adaptive iterations are not supported across hosts yet: "
                              "give a fixed --iterations N")
         self.hosts = _hosts_config(session.plan, session.store, self.hosts_path, session.resume)
-        self.units, self.notes = _fio_units(session.plan)
+        self.units, self.notes = _fio_units(session.schedule)
         if any(h.is_local for h in self.hosts.host) and not is_root():
             raise FslabError("local hosts need root (loop devices, mounts, network namespaces)")
 
@@ -86,10 +86,10 @@ def _hosts_config(plan: Plan, store: Store, path: Path | None, run_id: str | Non
     raise FslabError("no hosts: pass --hosts hosts.toml or add a [hosts] table to the plan")
 
 
-def _fio_units(plan: Plan):
-    """The plan's fio units in the scheduler's seeded order (other suites cannot go remote)."""
-    from fslab.run.scheduler import build_units
-    units, notes = build_units(plan, host="")
+def _fio_units(schedule):
+    """The schedule's fio units in its seeded order (other suites cannot go remote); which
+    filesystems a host can make is the host's to say."""
+    units, notes = schedule.units(host=""), schedule.notes
     others = sorted({u.suite.name for u in units if u.suite.name != "fio"})
     if others:
         notes.append(f"suite(s) {', '.join(others)} skipped: only fio runs across hosts "

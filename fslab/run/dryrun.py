@@ -16,12 +16,14 @@ from typing import Any
 from fslab.records import canonical_params
 
 
-def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
-    """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
+def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
+    """The plan as a run would expand it (its `schedule`, fslab/run/schedule.py):
+    {"cases": [...], "estimate_seconds", ...}."""
     from fslab.run.cachepolicy import default_for
     from fslab.filesystems import get as driver_get
-    from fslab.run.scheduler import plan_pairs
-    pairs, notes = plan_pairs(plan, judge_availability=False)
+    from fslab.run.schedule import Schedule
+    schedule = schedule or Schedule.of(plan)
+    pairs, notes = schedule.pairs, schedule.notes
     past = _past_durations(store, plan.run.profile) if store is not None else {}
     unavailable = {}
     for spec in plan.filesystem:
