@@ -213,6 +213,17 @@ def test_s4_filesystems_not_run_are_not_measured_and_one_history_is_not_a_test()
     ext4 = rows["ext4 shows no aging beyond its noise floor (the pull-0 aged-minus-unaged difference)"]
     assert ext4["verdict"] == "undecided" and "one round" in ext4["why"]
     assert "+0.3 s/GB, beyond ±0.1 s/GB" in ext4["why"]     # the study's own reading
+    # with f2fs (a guest run): one history each is no test, and no claim says "no significant
+    # difference" about it; each tells the single-run reading against the study's figure
+    rows = judged(step("ext4", 0, 2.0, 1.9) + step("ext4", 100, 2.3, 2.0)
+                  + step("f2fs", 0, 3.0, 2.9) + step("f2fs", 100, 3.6, 3.0))
+    ages = rows["F2FS ages: aged/unaged grep cost about 1.14x at 393 pulls (the last grep run here)"]
+    assert ages["verdict"] == "undecided" and "f2fs 1.2x (one round)" == ages["measured"]
+    assert "single-run reading here: 1.2x, above 1x, inside the band 1.07x–1.28x" in ages["why"]
+    faster = rows["ext4 greps about 1.5x faster than F2FS from the start (pull 0, both fresh)"]
+    assert faster["verdict"] == "undecided" and "ext4 2 s/GB, f2fs 3 s/GB" in faster["measured"]
+    assert "single-run reading here: as claimed, 1.5×, inside the band 1–2.25×" in faster["why"]
+    assert "--profile quick" not in faster["why"] and "-n 5" in faster["why"]   # S4 fixes 1 round
 
 
 def test_s2_orders_each_workload_and_tests_it_as_the_notebook_asked():

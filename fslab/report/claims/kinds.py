@@ -139,8 +139,10 @@ def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
         ci = median_ci(x)
         how = "95% interval of the median"
         if ci is None:
+            reading = f"; the study's own single-run reading here: {_reading(c, x, unit)}" \
+                if len(x) == 1 else ""
             return UNDECIDED, (f"{len(x)} round{'s' if len(x) != 1 else ''}: an interval of the "
-                               "median needs 6 (-n 6)")
+                               f"median needs 6 (-n 6){reading}")
     lo, hi = ci
     shown = fmt(lo, unit) if exact else f"{fmt(lo, unit)}–{fmt(hi, unit)}"
     if c.than is not None:
@@ -164,6 +166,21 @@ def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
             return SIZE_DIFFERS, f"{shown} here, outside {words} ({how})"
         return NOT_REPRODUCED, f"{shown} outside {words} ({how})"
     return UNDECIDED, f"{shown} partly outside {words} ({how}); more rounds narrow it"
+
+
+def _reading(c: Claim, x: np.ndarray, unit: str) -> str:
+    """One value against the claim's threshold and band, as a single run reads it."""
+    v = float(x[0])
+    parts = [fmt(v, unit)]
+    if c.than is not None:
+        side = v < c.than if c.less else v > c.than
+        parts.append(f"{'' if side else 'not '}{'below' if c.less else 'above'} {fmt(c.than, unit)}")
+    band = c.band_range
+    if band:
+        inside = band[0] <= v <= band[1]
+        parts.append(f"{'inside' if inside else 'outside'} the band {fmt(band[0], unit)}–"
+                     f"{fmt(band[1], unit)} around the study's {fmt(c.size, unit)}")
+    return ", ".join(parts)
 
 
 def equal(c: Claim, groups, s: pd.DataFrame) -> tuple[str, str, str]:
