@@ -224,6 +224,19 @@ def test_s4_filesystems_not_run_are_not_measured_and_one_history_is_not_a_test()
     assert faster["verdict"] == "undecided" and "ext4 2 s/GB, f2fs 3 s/GB" in faster["measured"]
     assert "single-run reading here: as claimed, 1.5×, inside the band 1–2.25×" in faster["why"]
     assert "--profile quick" not in faster["why"] and "-n 5" in faster["why"]   # S4 fixes 1 round
+    assert "TCG" not in faster["why"]
+
+
+def test_claims_of_a_tcg_guest_run_say_speed_and_cpu_are_emulated():
+    tcg = {"guest": {"accel": "tcg", "emulated": True, "label": "guest-tcg"}}
+    df = (rec("xfs", "06-copy-tree", "elapsed", FAST5) + rec("ext3", "06-copy-tree", "elapsed", SLOW5)
+          + rec("xfs", "02-mount", "capacity_initial", [98.80, 98.80], "%")
+          + rec("ext3", "02-mount", "capacity_initial", [92.52, 92.52], "%"))
+    rows = judged(df, tcg)
+    tree = rows["Tree copy: ext3 is faster than XFS"]
+    assert tree["verdict"] == "reversed" and "measured in a TCG guest" in tree["why"]
+    capacity = [r for c, r in rows.items() if c.startswith("Capacity after mkfs")]
+    assert capacity and not any("TCG" in r["why"] for r in capacity)
 
 
 def test_s2_orders_each_workload_and_tests_it_as_the_notebook_asked():

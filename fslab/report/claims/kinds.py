@@ -26,8 +26,9 @@ def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
         reason = context.not_comparable_reason(env, c.filesystems, c.about)
         if reason:
             why, verdict = f"{reason}. Measured here: {verdict}: {why}", NOT_COMPARABLE
-        note = context.profile_note(env) if c.scaled else ""
-        if note:
+        notes = [context.emulation_note(env) if c.about != "space" else "",
+                 context.profile_note(env) if c.scaled else ""]
+        for note in filter(None, notes):
             why = f"{why}; {note}"
     return {"study": c.study, "claim": c.claim, "published": c.published, "measured": measured,
             "verdict": verdict, "why": why}
