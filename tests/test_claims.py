@@ -260,6 +260,16 @@ def test_s2_orders_each_workload_and_tests_it_as_the_notebook_asked():
     assert rows["mixed: the filesystems differ in read IOPS; their order"]["verdict"] == "not measured"
     # the same job names in a run of another plan are not S2's
     assert not any(r.startswith("randread") for r in judged(df, {}, S3_PLAN))
+    # S2 smoke on this host: zfs is zfs-fuse, so an order with zfs in it says nothing about
+    # the notebook's kernel ZFS; ext4 vs btrfs has no zfs and stands
+    fuse = {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"},
+            "profile": {"name": "smoke", "scaled": True}}
+    rows = judged(df, fuse, '[run]\nname = "S2 fio statistics"\n')
+    order = rows["randread: the filesystems differ in read IOPS; their order"]
+    assert order["verdict"] == "not comparable" and "Measured here: holds: " in order["why"]
+    pair = rows["ext4 and btrfs differ (the notebook's paired Wilcoxon)"]
+    assert pair["verdict"] == "holds" and "zfs-fuse" not in pair["why"]
+    assert all("profile smoke" in r["why"] for r in rows.values() if r["verdict"] != "not measured")
 
 
 def test_markdown_says_once_what_holds_means():

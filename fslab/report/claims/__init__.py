@@ -76,7 +76,7 @@ def evaluate(records: pd.DataFrame, environment: RunEnvironment | dict,
             continue
         out += [judge(c, recs, environment) for c in study["claims"]]
         if study.get("derived"):
-            out += s2_rows(study, recs)
+            out += s2_rows(study, recs, environment)
     return out
 
 

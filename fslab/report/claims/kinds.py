@@ -22,16 +22,26 @@ def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
         verdict, why, measured = _judge(c, recs, env)
     except Missing as e:
         verdict, why, measured = NOT_MEASURED, str(e), "–"
-    if verdict != NOT_MEASURED:
-        reason = context.not_comparable_reason(env, c.filesystems, c.about)
-        if reason:
-            why, verdict = f"{reason}. Measured here: {verdict}: {why}", NOT_COMPARABLE
-        notes = [context.emulation_note(env) if c.about != "space" else "",
-                 context.profile_note(env) if c.scaled else ""]
-        for note in filter(None, notes):
-            why = f"{why}; {note}"
+    verdict, why = qualify(verdict, why, env, c.filesystems, c.about, c.scaled)
     return {"study": c.study, "claim": c.claim, "published": c.published, "measured": measured,
             "verdict": verdict, "why": why}
+
+
+def qualify(verdict: str, why: str, env: RunEnvironment, labels: list[str],
+            about: str = "performance", scaled: bool = True) -> tuple[str, str]:
+    """What the run's environment changes about a verdict: zfs-fuse makes a speed or CPU
+    claim not comparable (the verdict measured here goes into the reason); a TCG guest
+    and a scaled-down profile are said."""
+    if verdict == NOT_MEASURED:
+        return verdict, why
+    reason = context.not_comparable_reason(env, labels, about)
+    if reason:
+        why, verdict = f"{reason}. Measured here: {verdict}: {why}", NOT_COMPARABLE
+    notes = [context.emulation_note(env) if about != "space" else "",
+             context.profile_note(env) if scaled else ""]
+    for note in filter(None, notes):
+        why = f"{why}; {note}"
+    return verdict, why
 
 
 def _judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment) -> tuple[str, str, str]:
