@@ -219,7 +219,7 @@ def single_reading(c: Claim, rows: list[dict]) -> str:
             if band:
                 inside = band[0] <= ratio <= band[1]
                 text += (f", {'inside' if inside else 'outside'} the band {number(band[0])}–"
-                         f"{number(band[1])}× around the study's {number(c.size)}×")
+                         f"{number(band[1])}× around the study's {number(c.size or math.sqrt(band[0] * band[1]))}×")
         out.append(text)
     return "; ".join(out)
 

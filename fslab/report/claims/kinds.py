@@ -190,7 +190,8 @@ def _reading(c: Claim, x: np.ndarray, unit: str) -> str:
     if band:
         inside = band[0] <= v <= band[1]
         parts.append(f"{'inside' if inside else 'outside'} the band {fmt(band[0], unit)}–"
-                     f"{fmt(band[1], unit)} around the study's {fmt(c.size, unit)}")
+                     f"{fmt(band[1], unit)} around the study's "
+                     f"{fmt(c.size or float(np.sqrt(band[0] * band[1])), unit)}")
     return ", ".join(parts)
 
 
