@@ -25,7 +25,7 @@ from fslab.system import state
 from fslab.errors import FslabError
 from fslab.guest import accel
 from fslab.guest.image import ensure_image
-from fslab.guest.merge import merge
+from fslab.guest.merge import host_environment, merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
 from fslab.plan.profiles import GiB, MiB, parse_size
@@ -219,9 +219,7 @@ def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str,
         "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                   "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
                   "environment": merged["environment"]},
-        # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
-        "tools": merged["environment"].get("tools", {}),
-        "filesystems": merged["environment"].get("filesystems", {})})
+        **host_environment(merged["environment"])})
     log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
         f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
     return merged

@@ -6,7 +6,8 @@ Methods (cases):
   churn  - Geriatrix-style: keep the filesystem ~80% full while deleting and creating
            files until N times its size has been written
 
-At step 0 (both filesystems fresh: the noise floor, as the study measured it) and
+At step 0 (both filesystems fresh: the noise floor, as the study measured it; git: with
+the history's first commit, the initial tree, pulled before step 0) and
 every `every` steps: a cold-cache recursive grep for a string that never occurs
 (cache emptied by the driver's cold_cache(): remount, or zpool export/import, plus
 drop_caches; `fincore` shows what was still resident), grep cost = seconds per
@@ -129,8 +130,10 @@ class AgingSuite(Suite):
         unit = "successful pulls" if case.name == "git" else "steps"
         until = (f", stopping after {cfg['stop_after']} successful pulls"
                  if cfg.get("stop_after") else "")
+        fresh = ("the history's first commit on both, fresh" if case.name == "git"
+                 else "both fresh")
         return {"parameters": dict(cfg),
-                "grep_at": f"0 (both fresh: the noise floor) and every {cfg['every']} {unit} "
+                "grep_at": f"0 ({fresh}: the noise floor) and every {cfg['every']} {unit} "
                            f"up to {steps}{until}"}
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
@@ -204,35 +207,40 @@ def shared_seed(ctx: UnitContext, *parts: Any) -> int:
 # --- methods -----------------------------------------------------------------
 
 class GitAging:
-    """Replay a git history into <mount>/repo, one pull per step."""
+    """Replay a git history into <mount>/repo, one pull per step. The history's first commit
+    is the initial tree, pulled before step 0: the study's fresh partitions held the tree
+    (its pull-0 grep costs, the noise floor, are of a whole checkout), and an empty
+    repository would time grep's start-up on a 24 KB .git skeleton instead."""
 
     def __init__(self, ctx: UnitContext, case: Case):
         self.ctx, self.cfg = ctx, case.config
         self.steps, self.every = case.config["pulls"], case.config["every"]
         self.stand_in: str | None = None   # why a generated history replaced the asked one
-        self.src, self.commits = self._source()
-        if len(self.commits) < self.steps:
-            ctx.log(f"aging git: the history has only {len(self.commits)} commits")
-            self.steps = len(self.commits)
+        self.src, self.commits = self._source()    # the initial tree, then one per pull
+        if len(self.commits) - 1 < self.steps:
+            ctx.log(f"aging git: the history has only {len(self.commits)} commits (the "
+                    f"initial tree and {max(0, len(self.commits) - 1)} to pull)")
+            self.steps = max(0, len(self.commits) - 1)
         self.failures_log, _ = ctx.artifact("failed-steps.log")
 
     def _source(self) -> tuple[str, list[str]]:
         repo = self.cfg["repo"]
         if repo:
-            return repo, gitreplay.first_parent_commits(repo, self.steps)
+            return repo, gitreplay.first_parent_commits(repo, self.steps + 1)
         url = self.cfg.get("repo_url")
         if url:
             self.ctx.log(f"aging git: fetching {url} (once; kept in {gitreplay.cache_root()})")
             fetched, why = gitreplay.fetch(url)
             if fetched is not None:
-                return str(fetched), gitreplay.first_parent_commits(str(fetched), self.steps)
+                return str(fetched), gitreplay.first_parent_commits(str(fetched), self.steps + 1)
             self.stand_in = (f"a generated source history ({self.cfg['files']} files, seeded) "
                              f"stood in for {url}: {why}")
             self.ctx.log(f"aging git: {self.stand_in}")
         spec = gitreplay.HistorySpec(seed=shared_seed(self.ctx, "history"), files=self.cfg["files"],
-                                     commits=self.steps - 1)
+                                     commits=self.steps)
         dest = self.ctx.workdir / f"aging-src-{spec.key()}"
-        self.ctx.log(f"aging git: generating a {spec.files}-file, {self.steps}-commit history")
+        self.ctx.log(f"aging git: generating a history of {spec.files} files and "
+                     f"{spec.commits} commits after them")
         return str(dest), gitreplay.generate(dest, spec)
 
     def image_bytes(self) -> int:
@@ -249,6 +257,13 @@ class GitAging:
         gitreplay.init_repo(self.tree(inst))
         j["source"] = {"repo": self.src, "commits": len(self.commits),
                        "history_sha": hashlib.sha1("".join(self.commits).encode()).hexdigest()}
+        # the initial tree, before step 0; not a step of the x axis (no pull to age from yet)
+        r = gitreplay.pull(self.tree(inst), self.src, self.commits[0])
+        if not r.ok:
+            raise UnitFailed(f"aging git: the initial tree ({self.commits[0][:12]}) could not "
+                             f"be pulled (git exit {r.returncode}): "
+                             f"{(r.stdout + r.stderr).strip()[-500:]}")
+        j["initial_tree"] = self.commits[0]
 
     def recover(self, inst: Instance, j: dict) -> list[str]:
         # a resumed run must replay the same history it started with
@@ -258,7 +273,7 @@ class GitAging:
         return gitreplay.recover(self.tree(inst))
 
     def step(self, inst: Instance, k: int, j: dict) -> None:
-        sha = self.commits[k - 1]
+        sha = self.commits[k]        # commits[0] is the initial tree, pulled in start()
         t = time.perf_counter()
         r = gitreplay.pull(self.tree(inst), self.src, sha)
         j["pull_seconds"] += time.perf_counter() - t
