@@ -169,7 +169,8 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
             return UNDECIDED, (f"{n[0]}+{n[1]} rounds: no test (need 2 each); the study's own "
                                f"single-run reading here: {single_reading(c, rows)}"
                                f"{_more_rounds()}")
-        return NO_DIFFERENCE, f"{n[0]}+{n[1]} rounds: too few to test (need 2 each){_more_rounds()}"
+        # no test ran: "no significant difference" would read as a test that found none
+        return UNDECIDED, f"{n[0]}+{n[1]} rounds: too few to test (need 2 each){_more_rounds()}"
     adjusted = holm([r["p"] for r in tested]) if len(tested) > 1 else [tested[0]["p"]]
     for r, p in zip(tested, adjusted):
         r["p_holm"] = float(p)
@@ -188,7 +189,8 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
             return NOT_REPRODUCED, "the same value in every round, equal for both"
         if all(r["smallest_p"] * len(tested) >= ALPHA for r in tested if not r["exact"]):
             n = tested[0]["n"]
-            return NO_DIFFERENCE, (f"{n[0]}+{n[1]} rounds: too few for any verdict (the smallest "
+            # no outcome of these rounds could have been significant: nothing was decided
+            return UNDECIDED, (f"{n[0]}+{n[1]} rounds: too few for any verdict (the smallest "
                                    f"possible p is {tested[0]['smallest_p']:.2g}"
                                    f"{', before Holm over ' + str(len(tested)) if len(tested) > 1 else ''})"
                                    f"{_more_rounds()}")
