@@ -223,7 +223,7 @@ class FioSuite(Suite):
             cwd = None
             if isinstance(case.config, JobFileCase):   # the user's file, in the fs under test
                 cwd = case.config.prepare(directory, ctx)
-                job_path.write_text(case.config.text)
+                job_path.write_text(_throttled_text(case.config, ctx.spec.throttle))
                 # the user's file runs as written (its own direct=, its own layout): the
                 # device counters then also cover fio's layout of the job's files
                 # (which jobs ran direct or buffered: the run's job_files environment)
@@ -233,7 +233,7 @@ class FioSuite(Suite):
             else:
                 policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device,
                                            ctx.driver, inst)
-                opts = policy.options
+                opts = _throttled(policy.options, ctx.spec.throttle)
                 _describe_policy(ctx, policy.description, daemon)
                 job_path.write_text(job_text(case.name, opts, str(directory), device))
                 if device is None:   # lay the files out first: the counters cover only the job
@@ -305,6 +305,27 @@ class FioSuite(Suite):
             raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
                              f"{log_tail}", ms)
         return ms
+
+
+def _throttled(opts: dict[str, str], x: float | None) -> dict[str, str]:
+    """A candidate's planted slowdown (fslab/fio/throttle.py) in the job's options."""
+    from fslab.fio import throttle
+    if not x:
+        return opts
+    if (key := throttle.conflict(opts)):
+        raise UnitFailed(f"throttle: the job sets {key} itself, which the throttle's idling replaces")
+    return {**opts, **throttle.fio_options(x)}
+
+
+def _throttled_text(job: JobFileCase, x: float | None) -> str:
+    from fslab.fio import throttle
+    if not x:
+        return job.text
+    for name, opts in job.job.jobs():
+        if (key := throttle.conflict(opts)):
+            raise UnitFailed(f"throttle: job '{name}' of {job.job.path.name} sets {key} itself, "
+                             "which the throttle's idling replaces")
+    return throttle.into_job_text(job.text, x)
 
 
 def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
