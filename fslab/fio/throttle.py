@@ -7,10 +7,10 @@ periods of PERIOD_US (fio 3.28+; fio lets the I/O in flight finish before it idl
 is relative and needs no reference run: whatever the filesystem's speed, a time-based
 job does the fraction x less I/O in its runtime, a size-based one takes 1/(1 - x) the
 time. It slows throughput (IOPS, bandwidth) only: each I/O's latency is what it was, so
-a race on a latency sees no slowdown. The slowdown achieved is more than x (each idle
-waits for the queue to drain first, and a sleep overshoots on a loaded machine): about
-10 points more on bench/decide's job at 6 ms per I/O on a shared machine, alike for 3, 5
-and 10% (docs/decide.md); in a job of a few periods, the first idle comes late.
+a race on a latency sees no slowdown. The slowdown achieved can be more than x (each
+idle waits for the queue to drain first, and a sleep overshoots on a loaded machine) and,
+in a job of a few periods, less (the first idle comes late): bench/decide --real-planted
+measures it (docs/decide.md: to ±10 points on a shared machine, the 3% clone's above 3%).
 """
 from __future__ import annotations
 
