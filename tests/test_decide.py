@@ -94,7 +94,12 @@ def test_catalogue_candidates_vary_one_option_and_respect_safety():
     wb = next(c for c in traded.candidates if c.changed == "data=writeback")
     assert wb.safety == "trade" and wb.trades and wb.spec.mount_options == ["data=writeback"]
     with pytest.raises(FslabError, match="--max-candidates"):
-        from_catalogue(["ext4", "xfs", "btrfs", "zfs"], {"safe", "trade"})
+        from_catalogue(["btrfs"], {"safe", "trade"}, limit=10)
+    # four catalogues together are too many: the filesystems race at their defaults first
+    four = from_catalogue(["ext4", "xfs", "btrfs", "zfs"], {"safe", "trade"})
+    assert [c.label for c in four.candidates] == ["ext4", "xfs", "btrfs", "zfs"]
+    assert len(four.left_out) == 1 and "fslab decide --fs WINNER" in four.left_out[0]
+    assert len(from_catalogue(["ext4", "xfs"], {"safe"}).candidates) > 2     # within the limit
     only = from_catalogue(["zfs"], {"safe"}, keys={"recordsize"})
     assert {c.changed for c in only.candidates} - {"defaults"} <= {f"recordsize={x}" for x in
                                                                    ("4k", "8k", "16k", "32k", "64k", "256k", "1M")}

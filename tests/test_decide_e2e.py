@@ -61,3 +61,43 @@ def test_decide_eliminates_a_mount_option_that_costs_most_of_the_speed(tmp_path,
     assert dec["commands"][0] == "mkfs.ext4 /dev/DEVICE" and dec["metric"] == "write IOPS"
     report = run_fslab("report", "--results", str(results))
     assert "Decision (fslab decide" in report.stdout and "ext4:plain" in report.stdout
+
+
+PLANTED = """[[candidate]]
+name = "ext4"
+variant = "orig"
+
+[[candidate]]
+name = "ext4"
+variant = "slow10"
+throttle = "10%"
+"""
+
+
+def test_a_clone_throttled_by_10_percent_is_never_ranked_above_its_original(tmp_path, state_dir):
+    """A planted slowdown (bench/decide --real-planted): the clone's fio jobs idle 10% of
+    the time; the race may not separate it on a noisy machine (a tie), but it must never
+    eliminate the original; a throttled leader gets no commands to type."""
+    (tmp_path / "job.fio").write_text(JOB)
+    (tmp_path / "c.toml").write_text(PLANTED)
+    results = tmp_path / "r"
+    p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--candidates", str(tmp_path / "c.toml"),
+                  "--profile", "smoke", "--json", "--results", str(results))
+    dec = json.loads(p.stdout[p.stdout.index("{\n"):])
+    by = {c["label"]: c for c in dec["candidates"]}
+    assert by["ext4:orig"]["eliminated_round"] is None, p.stdout
+    assert not (dec["verdict"] == "winner" and dec["winner"] == "ext4:slow10"), p.stdout
+    slow = by["ext4:slow10"]
+    assert slow["throttle"] == 0.1 and slow["options"] == "throttled 10% (a planted slowdown)"
+    assert by["ext4:orig"]["throttle"] is None
+    if dec["winner"] == "ext4:slow10":
+        assert dec["commands"] == []
+    # the clone's fio ran the duty cycle, the original's did not
+    run_dir = results / "runs" / dec["run"]
+    slow_jobs = list((run_dir / "ext4-slow10").rglob("job.fio"))
+    orig_jobs = list((run_dir / "ext4-orig").rglob("job.fio"))
+    assert len(slow_jobs) == slow["rounds"] and orig_jobs
+    assert all("thinktime=10000us\nthinktime_iotime=90000us" in j.read_text() for j in slow_jobs)
+    assert not any("thinktime" in j.read_text() for j in orig_jobs)
+    ran = json.loads(next((run_dir / "ext4-slow10").rglob("fio.json")).read_text())
+    assert ran["jobs"][0]["job options"]["thinktime"] == "10000us"

@@ -26,7 +26,8 @@ def decide(
                                      "items, exactly those variants race."),
     candidates: Optional[Path] = typer.Option(None, "--candidates", help="TOML of \\[\\[candidate]] tables "
                                               "(the keys of a plan's \\[\\[filesystem]]; safety = \"trade\" "
-                                              "and trades = \"...\" for one that gives something up)."),
+                                              "and trades = \"...\" for one that gives something up; "
+                                              "throttle = \"5%\" plants a slowdown, a benchmark aid)."),
     options: Optional[str] = typer.Option(None, "--options", help="Only these catalogue keys, e.g. "
                                           "recordsize,compression."),
     allow: str = typer.Option("safe", "--allow", help="safe (default): options without a durability "

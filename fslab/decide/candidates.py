@@ -79,6 +79,14 @@ def from_catalogue(fs_names: list[str], allow: set[str], keys: set[str] | None =
         if keys - known:
             raise FslabError(f"--options {','.join(sorted(keys - known))}: not in the catalogue of "
                              f"{', '.join(fs_names)} (fslab options {' '.join(fs_names)} lists it)")
+    if len(out) > limit and len(fs_names) > 1 and not keys:
+        # several filesystems whose catalogues are too many together: screen the
+        # filesystems first, at their defaults; the winner's own catalogue is a race of its own
+        return CandidateSet([c for c in out if c.changed == "defaults"], [
+            f"their options: {len(out)} candidates (the catalogues of {', '.join(fs_names)}, one "
+            f"option at a time) is more than --max-candidates {limit}, so the filesystems race "
+            "at their defaults; fslab decide --fs WINNER races the winner's options (or narrow "
+            "with --options KEY,..., or raise --max-candidates)"])
     if len(out) > limit:
         raise FslabError(f"{len(out)} candidates (the catalogue of {', '.join(fs_names)}, one option "
                          f"at a time) is more than --max-candidates {limit}: narrow with --options "

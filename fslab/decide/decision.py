@@ -36,6 +36,8 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
                "trades": info.get("trades", ""), "rounds": len(race.values.get(lv, {})),
                "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
                "eliminated_round": None, "why": "",
+               # a benchmark clone slowed by this fraction (bench/decide), never to be typed
+               "throttle": specs[lv].throttle,
                # device bytes written per byte fio wrote (the device counters of its units)
                "write_amplification": _num(amplification.get(lv))}
         if lv in post:
@@ -85,7 +87,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
             # every candidate in every round up to the race's maximum: what a fixed design costs
             "units_full_factorial": len(race.labels) * d.max_rounds * _cases(units),
             "left_out": list(d.left_out),
-            "commands": _commands(specs[winner]) if winner else [],
+            "commands": _commands(specs[winner]) if winner and not specs[winner].throttle else [],
             "traded": [r["label"] + ": " + r["trades"] for r in rows
                        if r["label"] in (ties or [winner]) and r["safety"] == "trade"]}
 
@@ -118,6 +120,7 @@ def _num(x) -> float | None:
 def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
     from fslab.analysis.names import ratio_text
+    from fslab.fio.throttle import percent
     pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
     lines = []
     if dec["winner"] is None:
@@ -150,13 +153,19 @@ def text(dec: dict) -> list[str]:
         ci = r["ratio_ci"]
         ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
                  + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != dec["winner"] else ""))
-        status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "")
+        status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "") + (
+            f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
+            if r.get("throttle") else "")
         wa = r["write_amplification"]
         lines.append(f"  {r['label']:<30} {ratio:<26} {pct(r['p_best']) if r['p_best'] is not None else '—':>7}"
                      f"  {pct(r['expected_loss']) if r['expected_loss'] is not None else '—':>9}"
                      + (f"  {('—' if wa is None else f'{wa:.2f}×'):>11}" if amp else "") + f"  {status}")
     for t in dec["traded"]:
         lines.append(f"  traded: {t}")
+    lead = next((r for r in dec["candidates"] if r["label"] == dec["winner"]), None)
+    if lead and lead.get("throttle"):
+        lines.append(f"  nothing to apply: {lead['label']} is a benchmark clone throttled by "
+                     f"{percent(lead['throttle'])} (a planted slowdown), not a configuration")
     if dec["commands"]:
         lines.append("  to apply it (a real device; fslab measured on loop images):")
         lines += [f"    {c}" for c in dec["commands"]]

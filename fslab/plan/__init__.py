@@ -62,6 +62,15 @@ class FilesystemSpec(BaseModel):
     devices: int = Field(1, ge=1, le=4)    # loop devices (btrfs raid1 / zfs mirror)
     # ext4 lazy init handling: "mkfs" (-E lazy_itable_init=0,...) or "wait"
     ext4_lazy_init: str = "mkfs"
+    # a benchmark aid of fslab decide, never a configuration: its fio jobs idle this
+    # fraction of the time ("5%" or 0.05), a planted slowdown (fslab/fio/throttle.py)
+    throttle: float | None = None
+
+    @field_validator("throttle", mode="before")
+    @classmethod
+    def _fraction(cls, v: Any) -> float | None:
+        from fslab.fio.throttle import parse
+        return None if v is None else parse(v)
 
     @property
     def label(self) -> str:
@@ -73,6 +82,9 @@ class FilesystemSpec(BaseModel):
         if self.mkfs_options: bits.append("mkfs " + " ".join(self.mkfs_options))
         if self.mount_options: bits.append("-o " + ",".join(self.mount_options))
         if self.properties: bits.append(" ".join(f"{k}={v}" for k, v in self.properties.items()))
+        if self.throttle:
+            from fslab.fio.throttle import percent
+            bits.append(f"throttled {percent(self.throttle)} (a planted slowdown)")
         return "; ".join(bits) or "defaults"
 
 

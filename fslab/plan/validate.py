@@ -200,6 +200,11 @@ def plan(the_plan):
         if f.image_size is not None and (why := _size_problem(str(f.image_size))):
             raise error(f"{_at(the_plan, 'filesystem', 'image_size', f.image_size)}: "
                         f"filesystem {f.label} image_size: {why}")
+    for f in the_plan.filesystem:
+        if f.throttle and (the_plan.decide is None or any(s.kind != "fio" for s in the_plan.suite)):
+            raise error(f"{_at(the_plan, 'filesystem', 'throttle')}: filesystem {f.label}: throttle "
+                        "is a benchmark aid of fslab decide's candidates on fio workloads "
+                        "(a planted slowdown, bench/decide), not a configuration to run")
     known_suites = workloads.names()
     for s in the_plan.suite:
         if s.kind not in known_suites:

@@ -317,7 +317,7 @@ class MatrixCase(FioCase):
     def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
         policy = cachepolicy.apply(ctx.page_cache, self.config, str(directory), device,
                                    ctx.driver, inst)
-        opts = policy.options
+        opts = _throttled(policy.options, ctx.spec.throttle)
         _describe_policy(ctx, policy.description, daemon)
         job_path.write_text(job_text(self.name, opts, str(directory), device))
         if device is None:   # lay the files out first: the counters cover only the job
@@ -359,7 +359,7 @@ class JobFileFioCase(FioCase):
 
     def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
         cwd = self.config.prepare(directory, ctx)
-        job_path.write_text(self.config.text)
+        job_path.write_text(_throttled_text(self.config, ctx.spec.throttle))
         # the user's file runs as written (its own direct=, its own layout): the
         # device counters then also cover fio's layout of the job's files
         # (which jobs ran direct or buffered: the run's job_files environment)
@@ -380,6 +380,27 @@ class JobFileFioCase(FioCase):
         """What the job does (its declared I/O): its answer is chosen by it."""
         from fslab.fio.parse import declared_io
         return {**params, "job": name, **declared_io(job.options)}
+
+
+def _throttled(opts: dict[str, str], x: float | None) -> dict[str, str]:
+    """A candidate's planted slowdown (fslab/fio/throttle.py) in the job's options."""
+    from fslab.fio import throttle
+    if not x:
+        return opts
+    if (key := throttle.conflict(opts)):
+        raise UnitFailed(f"throttle: the job sets {key} itself, which the throttle's idling replaces")
+    return {**opts, **throttle.fio_options(x)}
+
+
+def _throttled_text(job: JobFileCase, x: float | None) -> str:
+    from fslab.fio import throttle
+    if not x:
+        return job.text
+    for name, opts in job.job.jobs():
+        if (key := throttle.conflict(opts)):
+            raise UnitFailed(f"throttle: job '{name}' of {job.job.path.name} sets {key} itself, "
+                             "which the throttle's idling replaces")
+    return throttle.into_job_text(job.text, x)
 
 
 def _seconds(opts: dict[str, str], key: str) -> float:

@@ -1,0 +1,76 @@
+"""A candidate's planted slowdown (throttle = "5%", fslab/fio/throttle.py): parsed, put into
+every fio job, refused outside a decide, and said plainly in the decision (no mounts)."""
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from fslab.decide.candidates import from_file
+from fslab.decide.decision import text
+from fslab.errors import FslabError
+from fslab.fio import throttle
+from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
+
+
+def test_a_throttle_is_a_percentage_or_a_fraction_up_to_half():
+    assert throttle.parse("5%") == pytest.approx(0.05) and throttle.parse(0.1) == 0.1
+    assert FilesystemSpec(name="ext4", variant="s", throttle="2.5%").throttle == pytest.approx(0.025)
+    for bad in ("0%", "60%", "fast", -0.1):
+        with pytest.raises(ValidationError, match="throttle"):
+            FilesystemSpec(name="ext4", variant="s", throttle=bad)
+    assert throttle.percent(0.025) == "2.5%" and throttle.percent(0.1) == "10%"
+
+
+def test_the_duty_cycle_idles_the_fraction_of_every_period():
+    o = throttle.fio_options(0.03)
+    idle, busy = (int(o[k].removesuffix("us")) for k in ("thinktime", "thinktime_iotime"))
+    assert idle + busy == throttle.PERIOD_US and idle / throttle.PERIOD_US == pytest.approx(0.03)
+
+
+def test_every_job_section_gets_the_throttle_after_its_own_options():
+    given = "[global]\nbs=4k\n\n[a]\nrw=randwrite\n\n[b]\nrw=randread\nsize=1m\n"
+    out = throttle.into_job_text(given, 0.1).splitlines()
+    assert out[:3] == ["[global]", "bs=4k", ""]       # [global] is left as it was
+    a, b = out.index("[a]"), out.index("[b]")
+    assert out[a + 1] == "rw=randwrite" and out[a + 3:a + 5] == ["thinktime=10000us",
+                                                                 "thinktime_iotime=90000us"]
+    assert out[b + 1:b + 3] == ["rw=randread", "size=1m"] and out[-2:] == ["thinktime=10000us",
+                                                                         "thinktime_iotime=90000us"]
+    assert throttle.conflict({"rw": "read", "thinktime": "5"}) == "thinktime"
+
+
+def test_a_candidates_file_carries_the_throttle_into_the_label_and_the_options(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[[candidate]]\nname = "ext4"\nvariant = "orig"\n\n'
+                 '[[candidate]]\nname = "ext4"\nvariant = "slow5"\nthrottle = "5%"\n')
+    cs = from_file(f, {"safe"})
+    slow = cs.candidates[1]
+    assert slow.spec.throttle == pytest.approx(0.05) and slow.label == "ext4:slow5"
+    assert slow.changed == "throttled 5% (a planted slowdown)"
+
+
+def test_a_throttle_outside_a_decide_or_on_another_suite_is_refused():
+    from fslab.plan import validate
+    slow = FilesystemSpec(name="ext4", variant="slow", throttle="5%")
+    with pytest.raises(FslabError, match="benchmark aid of fslab decide"):
+        validate.plan(Plan(filesystem=[FilesystemSpec(name="ext4"), slow], suite=[SuiteSpec(kind="fio")]))
+    with pytest.raises(FslabError, match="on fio workloads"):
+        validate.plan(Plan(filesystem=[FilesystemSpec(name="ext4"), slow], decide=DecideSection(),
+                           suite=[SuiteSpec(kind="smallfiles")]))
+
+
+def test_a_throttled_leader_gets_no_commands_and_every_line_says_it_is_planted():
+    row = dict(fs="ext4", options="", changed="", safety="safe", trades="", rounds=3, p_best=0.6,
+               expected_loss=0.01, ratio_ci=[None, None], eliminated_round=None,
+               write_amplification=None)
+    dec = {"run": "r", "verdict": "tie", "winner": "ext4:slow10", "ties": ["ext4:slow10", "ext4"],
+           "equivalent": False, "stopped": "rounds or budget spent", "finalists": [], "metric": "write IOPS",
+           "better": "higher", "delta": 0.03, "max_rounds": 10, "rounds": 10, "units_run": 20,
+           "units_full_factorial": 20, "mde": 0.5, "left_out": [], "commands": [], "traded": [],
+           "candidates": [{**row, "label": "ext4:slow10", "ratio": 1.0, "why": "leader", "throttle": 0.1},
+                          {**row, "label": "ext4", "ratio": 0.95, "why": "not separated", "throttle": None}]}
+    lines = text(dec)
+    assert any("nothing to apply: ext4:slow10 is a benchmark clone throttled by 10%" in ln for ln in lines)
+    assert [ln for ln in lines if "ext4:slow10  " in ln][0].endswith(
+        "a planted slowdown (throttled 10%), not a configuration")
+    assert not any("to apply it" in ln for ln in lines)
