@@ -11,11 +11,10 @@ from fslab.errors import FslabError
 
 def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:
     """--page-cache and --baseline raw, written into the plan so the stored plan says them."""
-    from fslab.run.cachepolicy import POLICIES
     if page_cache is None and baseline is None:
         return
     if page_cache is not None:
-        if page_cache not in POLICIES:
+        if page_cache not in plans.PAGE_CACHE_POLICIES:
             raise FslabError(f"--page-cache {page_cache!r}: choose off or on")
         the_plan.run.page_cache = page_cache
     if baseline is not None:

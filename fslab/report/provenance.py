@@ -36,7 +36,7 @@ def measured_as(runs: list[dict], records) -> str:
         job_files.update(RunEnvironment.of_run(run).job_files)
     parts = []
     if set(cases) - set(job_files):   # the policy applies to fslab's own workloads only
-        from fslab.run.cachepolicy import answer_note    # true for every suite of the runs
+        from fslab.fio.cachepolicy import answer_note    # true for every suite of the runs
         note = answer_note([r.get("environment") or {} for r in runs])
         if note:
             parts.append(note)

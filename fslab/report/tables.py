@@ -168,7 +168,7 @@ def _case_label(name: str) -> str:
 
 
 # Whether the device or memory served a workload is read from the device counters beside
-# fio's numbers (fslab/run/accounting.py; the report flags shares below half). Runs made
+# fio's numbers (fslab/fio/accounting.py; the report flags shares below half). Runs made
 # before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
 # no block device and dedup's read phase have none: the report says so instead of nothing.
 NOT_CHECKED = "not checked (no device counters in this run)"

@@ -85,7 +85,7 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
 
 def print_measurement_notes(loaded, console: Console) -> None:
     """What the cache policy did on each filesystem, and throughput as % of the raw device."""
-    from fslab.run.cachepolicy import describe_run
+    from fslab.fio.cachepolicy import describe_run
     from fslab.report.baseline import print_baseline
     for run in loaded.runs:
         for line in describe_run(RunEnvironment.of_run(run)):

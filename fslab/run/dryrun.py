@@ -18,7 +18,6 @@ from fslab.records import canonical_params
 
 def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
     """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
-    from fslab.run.cachepolicy import default_for
     from fslab.filesystems import get as driver_get
     from fslab.run.scheduler import plan_pairs
     pairs, notes = plan_pairs(plan, judge_availability=False)
@@ -52,7 +51,7 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
                       "image_bytes": image,
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
-    page_cache = plan.run.page_cache or default_for(plan.profile.name)
+    page_cache = plan.page_cache
     return {"profile": plan.profile.name, "scaled": plan.profile.scaled,
             "iterations": n, "adaptive": plan.run.adaptive,
             "max_iterations": plan.run.max_iterations if plan.run.adaptive else n,
@@ -80,10 +79,9 @@ JOB_FILE_IO = ("run as written, whatever the page-cache policy: direct I/O only 
 
 
 def _direct_io(options: dict, plan) -> str:
-    from fslab.run.cachepolicy import default_for
     if "direct" in options:
         return f"direct={options['direct']} as the plan sets"
-    if (plan.run.page_cache or default_for(plan.profile.name)) == "on":
+    if plan.page_cache == "on":
         return "buffered (page cache on)"
     return "direct=1 where the filesystem accepts O_DIRECT (probed when the unit runs)"
 

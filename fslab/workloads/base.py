@@ -68,7 +68,7 @@ class UnitContext:
     mountpoint_dir: Path | None = None   # --mountpoint: test inside this existing directory
     log: Callable[[str], None] = print
     environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
-    page_cache: str = "off"          # the run's cache policy (fslab/run/cachepolicy.py)
+    page_cache: str = "off"          # the run's cache policy (fslab/fio/cachepolicy.py)
     unit_timeout: float | None = None   # [run] unit_timeout: overrides the derived deadline
 
     def filesystem(self, size_bytes: int = 0, label: str | None = None,

@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fslab.run import cachepolicy
-from fslab.run import deadline
-from fslab.run.accounting import UnitAccount
+from fslab.fio import cachepolicy
+from fslab.system import deadline
+from fslab.fio.accounting import UnitAccount
 from fslab.system.cpu import busy_percent, iowait_percent, sample
 from fslab.system.devstat import source_device_of
 from fslab.errors import FslabError, TimedOut
@@ -308,7 +308,7 @@ class FioSuite(Suite):
 
 
 def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
-    """The unit's deadline (fslab/run/deadline.py) from the runtime, ramp and bytes it asked for."""
+    """The unit's deadline (fslab/system/deadline.py) from the runtime, ramp and bytes it asked for."""
     override = ctx.unit_timeout
     if isinstance(case.config, JobFileCase):   # a user's file: its runtimes are its own
         return override or max(JOB_FILE_DEADLINE_S,
