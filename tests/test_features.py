@@ -10,7 +10,7 @@ import pytest
 from conftest import fslab_in_process, leftovers, needs_root, run_fslab
 from fslab.features.catalog import FEATURES
 from fslab.features.claims import CLAIMS, claims_for
-from fslab.features.probes import PROBES
+from fslab.workloads.probes import PROBES
 
 FOUR = ("ext4", "xfs", "btrfs", "zfs")
 PROBED = {f.key for f in FEATURES if f.probe}

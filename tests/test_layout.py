@@ -206,9 +206,9 @@ EMITTERS = {
     "fslab/workloads/integrity.py": ("integrity",),
     "fslab/workloads/crash.py": ("crash",),
     "fslab/workloads/aging.py": ("aging",),
-    "fslab/features/suite.py": ("features",),
-    "fslab/features/probes/dedup.py": ("features",),
-    "fslab/features/probes/compression.py": ("features",),
+    "fslab/workloads/features.py": ("features",),
+    "fslab/workloads/probes/dedup.py": ("features",),
+    "fslab/workloads/probes/compression.py": ("features",),
 }
 # Where outputs pick metrics by name: reports, recommend, the run summary, remote, decide.
 OUTPUTS = ("fslab/report", "fslab/recommend", "fslab/run/summary.py", "fslab/remote/report.py",

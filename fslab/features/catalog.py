@@ -1,7 +1,7 @@
 """The rows of the feature matrix: what a user asks about a filesystem, by category.
 
 Order here is the order everywhere (terminal, Markdown, JSON, report). A row with
-a `probe` can be checked live on a loop image (fslab.features.probes).
+a `probe` can be checked live on a loop image (fslab.workloads.probes).
 """
 from __future__ import annotations
 

@@ -375,13 +375,6 @@ class Driver(ABC):
     def set_aside_kept(self, inst: "Instance") -> None:
         """Unmounted and kept: release it without destroying it (ZFS: export the pool)."""
 
-    def features(self) -> dict[str, Any]:
-        """Claims for the feature matrix: {feature: {status, note, ref}}, from this driver's
-        own table for the implementation that runs here (ZFS: kernel OpenZFS or zfs-fuse)."""
-        from fslab.features.catalog import FEATURES
-        table = self.claims.get(self.implementation(), {})
-        return {f.key: table.get(f.key, UNKNOWN).as_dict() for f in FEATURES}
-
 
 class Existing(Driver):
     """A filesystem someone else mounted (--mountpoint): fslab only measures it."""

@@ -3,7 +3,7 @@ flip bytes in a few data blocks on the image, remount, read back. Checksums work
 every damaged file is detected (or healed); one silent read means they did not protect it."""
 from __future__ import annotations
 
-from fslab.features.probes.base import Probe, ProbeResult
+from fslab.workloads.probes.base import Probe, ProbeResult
 from fslab.filesystems.base import Instance
 
 FILES, BLOCKS, DAMAGED = 4, 4, 2
