@@ -12,7 +12,7 @@ import pytest
 
 from fslab import plan as plans
 from fslab.errors import FslabError
-from fslab.fio import jobfile
+from fslab.workloads.support import jobfile
 from fslab.plan.profiles import PROFILES
 from fslab.run.scheduler import plan_pairs
 from fslab.workloads.fio import job_labels

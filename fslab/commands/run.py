@@ -121,7 +121,7 @@ def run(
 
 def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, workdir):
     """Where the units execute: fio hosts, one qemu guest, or here."""
-    from fslab.fio.jobfile import job_file_suites
+    from fslab.workloads.support.jobfile import job_file_suites
     if job_file_suites(the_plan) and (hosts or the_plan.hosts or target in ("guest", "hosts")):
         raise FslabError("fio job files (--job, job_files) run on this host's filesystems only "
                          "for now: drop --hosts / --target guest, or run the file there")

@@ -33,7 +33,7 @@ def from_flags(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_option
         for f in p.filesystem:
             f.image_size = image_size
         p.source_text = plans.to_toml(p)
-    from fslab.fio.jobfile import add_job_files
+    from fslab.workloads.support.jobfile import add_job_files
     fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
     if add_job_files(p, job, image_size if job else None, profile_explicit=bool(profile) or (
             plan_file is not None and "profile" in p.run.model_fields_set),

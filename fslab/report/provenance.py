@@ -29,7 +29,7 @@ def measured_as(runs: list[dict], records) -> str:
     jobs fslab writes ('page cache off: numbers from the device'), and each job file's jobs
     as they ran, their own choice ('job file db as written: both jobs buffered'); '' when
     the runs do not say."""
-    from fslab.fio.jobfile import io_text
+    from fslab.workloads.support.jobfile import io_text
     cases = set(records["case"]) if records is not None and "case" in records else set()
     job_files: dict[str, dict] = {}
     for run in runs:

@@ -45,7 +45,7 @@ class LocalExecutor(Executor):
         return self.info
 
     def environment(self, plan: Plan) -> dict:
-        from fslab.fio.jobfile import environment_of
+        from fslab.workloads.support.jobfile import environment_of
         env = {"job_files": environment_of(plan)} if environment_of(plan) else {}
         if self.probed:   # what the options probe read back, per variant
             env["options_probe"] = self.probed
@@ -61,7 +61,7 @@ class LocalExecutor(Executor):
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")
         from rich.markup import escape
-        from fslab.fio.jobfile import environment_of
+        from fslab.workloads.support.jobfile import environment_of
         for name, how in environment_of(p).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
             for note in how.get("notes", ()):

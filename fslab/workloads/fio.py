@@ -17,7 +17,7 @@ Plan table:
     scale = true                # scale size/runtime by the profile (default true)
     unscaled = ["runtime"]      # these options as written at every profile (`--fio` sets it)
 
-Or the user's own fio job files, each one case (see fslab/fio/jobfile.py):
+Or the user's own fio job files, each one case (see fslab/workloads/support/jobfile.py):
     [[suite]]
     kind = "fio"
     job_files = ["a.fio", "b.fio"]   # relative to the plan
@@ -44,7 +44,7 @@ from fslab.system.cpu import busy_percent, iowait_percent, sample
 from fslab.system.devstat import source_device_of
 from fslab.errors import FslabError, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
-from fslab.fio.jobfile import JobFileCase, job_file_cases
+from fslab.workloads.support.jobfile import JobFileCase, job_file_cases
 from fslab.system.proc import kill_group, run
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
