@@ -169,7 +169,7 @@ def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp
 
 
 def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
-    from fslab.plan.flags import from_flags as _build_plan
+    from fslab.run.flags import from_flags as _build_plan
     f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=1g\n")
 
     def build(profile=None, plan_file=None, image_size=None):
@@ -195,7 +195,7 @@ def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
 
 
 def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
-    from fslab.plan.flags import from_flags as _build_plan
+    from fslab.run.flags import from_flags as _build_plan
     f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=8m\ndirectory=/dev/shm/x\n[b]\nrw=write\nsize=8m\n")
     p = _build_plan(None, "ext4", None, None, None, None, ["ioengine=libaio"], None, None,
                     job=[f])

@@ -125,7 +125,7 @@ ALLOWED = {
     # doctor's table of Debian packages to look up (the zfs-fuse package)
     ("fslab/commands/doctor.py", "zfs-fuse"),
     # `--baseline raw` names the bare-device driver and adds it to the plan once
-    ("fslab/plan/flags.py", "raw"),
+    ("fslab/run/flags.py", "raw"),
 }
 
 

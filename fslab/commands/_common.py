@@ -33,7 +33,7 @@ def results_dir(results: Path | None) -> Path:
 def input_errors():
     """A context in which an FslabError is the user's mistake (a run id, a --priorities
     name, a path): exit 2 like every other input error, not 1."""
-    from fslab.plan.validate import as_input_errors
+    from fslab.run.validate import as_input_errors
     return as_input_errors()
 
 

@@ -57,7 +57,7 @@ def decide(
     cost of a wrong choice, and what to type."""
     from fslab.analysis.significance import MIN_BLOCKS
     from fslab.decide.policy import RacePolicy
-    from fslab.plan import validate
+    from fslab.run import validate
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
     if resume:
@@ -99,7 +99,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
     from fslab.decide.candidates import from_catalogue, from_file
-    from fslab.plan.flags import from_flags
+    from fslab.run.flags import from_flags
     from fslab.plan.variants import parse_fs, spec_fields
     allowed = {"safe"} | ({"trade"} if allow == "trade" else set())
     if allow not in ("safe", "trade"):

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fslab import plan as plans
-from fslab.plan.flags import apply_cache_and_baseline, from_flags
+from fslab.run.flags import apply_cache_and_baseline, from_flags
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
@@ -82,7 +82,7 @@ def run(
                                  "target turns this off inside the guest: the host prints them)."),
 ) -> None:
     """Provision filesystems, run the workloads, store every result."""
-    from fslab.plan import validate
+    from fslab.run import validate
     with validate.as_input_errors():   # every input checked before a run row exists
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)

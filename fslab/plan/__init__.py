@@ -1,7 +1,7 @@
 """Plans: what to compare (filesystems + options) and how (suites, profile, iterations).
 
 A plan is TOML validated by pydantic. Errors name the file, the line and the field.
-CLI flags build the same Plan object, so a plan file and flags are interchangeable.
+CLI flags build the same Plan object (fslab/run/flags.py), so a plan file and flags are interchangeable.
 """
 from __future__ import annotations
 

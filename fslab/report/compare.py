@@ -21,7 +21,7 @@ import pandas as pd
 from fslab.analysis.significance import ALPHA
 from fslab.errors import FslabError
 
-INPUT = 2        # exit code of a mistaken input (fslab.plan.validate.CODE)
+INPUT = 2        # exit code of a mistaken input (fslab.run.validate.CODE)
 SLOWER = 1       # exit code of --fail-if-slower when B is slower
 
 # metrics in these units are speeds (a rate, a time or a latency): "faster"/"slower";
