@@ -331,7 +331,7 @@ def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
     assert jobfile.io_text({"a": "buffered", "b": "buffered"}) == "both jobs buffered"
     # the answer's header says what the job file's jobs did, not the run's page-cache policy
     import pandas as pd
-    from fslab.report.provenance import measured_as
+    from fslab.results.provenance import measured_as
     runs = [{"environment": {"page_cache": "off", "job_files": {
         "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}]
     assert measured_as(runs, pd.DataFrame({"case": ["db"]})) == \

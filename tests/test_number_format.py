@@ -10,7 +10,7 @@ from fslab.records import Record
 from fslab.report import export
 from fslab.report.format import human, human_spread
 from fslab.report.html import render_html
-from fslab.report.load import load
+from fslab.results.load import load
 from fslab.run.summary import print_run_summary
 from fslab.store.db import Store
 

@@ -55,7 +55,7 @@ def test_claims_follow_the_implementation_the_run_recorded_not_this_host(tmp_pat
 
 
 def test_reports_say_which_zfs_measured_before_any_number():
-    from fslab.report.provenance import measured_where
+    from fslab.results.provenance import measured_where
     fuse = {"run_id": "a", "environment": {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"}}}
     guest = {"run_id": "b", "environment": {
         "tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},

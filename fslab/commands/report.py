@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         from fslab.report import export
         from fslab.analysis.groups import normalize_factor
         from fslab.errors import FslabError
-        from fslab.report.load import load, resolve_run_ids
+        from fslab.results.load import load, resolve_run_ids
         from fslab.report.terminal import print_analysis, print_answer
         store = existing_store(results)
         with input_errors():

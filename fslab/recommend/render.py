@@ -3,7 +3,7 @@
 What reports call: `first_text(rec)` (one line: who is first, or why no one is),
 `rec.paragraph`, `html(rec)`, `markdown(rec)`, `print_rich(rec, console)`; the JSON
 shape is `as_json(rec)`. Where the numbers come from (zfs here is zfs-fuse, a guest's
-emulator: fslab.report.provenance) is said before any ranking, as `fslab report` says it.
+emulator: fslab.results.provenance) is said before any ranking, as `fslab report` says it.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _rank_label(r) -> str:
 
 def measured_where(rec: Recommendation, store) -> list[str]:
     """The report's 'Measured:' lines for the run this recommendation decides from."""
-    from fslab.report.provenance import measured_where as lines
+    from fslab.results.provenance import measured_where as lines
     return lines([store.run(rec.run_id)])
 
 

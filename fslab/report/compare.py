@@ -62,7 +62,7 @@ def parse_ref(text: str) -> tuple[str, str | None]:
 def compare_runs(a: Side, b: Side) -> Compared:
     """Both runs' records side by side, analysed with the run as the factor."""
     from fslab.analysis import analyze
-    from fslab.report.load import declared_trials, described_not_ranked, without_failed_units
+    from fslab.results.load import declared_trials, described_not_ranked, without_failed_units
     if a.run["run_id"] == b.run["run_id"] and Path(a.store.root).resolve() == Path(b.store.root).resolve():
         raise FslabError("compare needs two different runs", code=INPUT)
     hosts_a, hosts_b = _hosts(a), _hosts(b)

@@ -7,7 +7,7 @@ import pandas as pd
 
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.terminal import decisions
-from fslab.report.load import Loaded
+from fslab.results.load import Loaded
 from fslab.store.environment import RunEnvironment
 from fslab.report.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
@@ -127,7 +127,7 @@ def markdown(loaded: Loaded) -> str:
                      for r in loaded.runs)
     lines = ["# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
              + ", ".join(a.levels) + ".", ""]
-    from fslab.report.provenance import measured_where   # which ZFS; guest: emulated
+    from fslab.results.provenance import measured_where   # which ZFS; guest: emulated
     lines += [f"> **{n}**\n" for n in measured_where(loaded.runs)]
     from fslab.report.options import markdown as options_markdown   # every variant's options
     lines += options_markdown(loaded.runs)

@@ -75,7 +75,7 @@ def print_analysis(analysis: Analysis, title: str, console: Console, hint_run: s
 
 def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     """Print the verdict table of these runs (compares filesystem variants)."""
-    from fslab.report.load import load
+    from fslab.results.load import load
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
     print_answer(loaded, console)
@@ -121,7 +121,7 @@ def print_answer(loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
     from fslab.report.headline import headline, headline_text
-    from fslab.report.provenance import measured_as, measured_where
+    from fslab.results.provenance import measured_as, measured_where
     from fslab.report.tables import memory_checks, memory_unchecked_text
     from fslab.report.options import print_runs as print_options   # every variant's options
     print_options(loaded.runs, console)
