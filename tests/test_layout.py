@@ -211,7 +211,7 @@ EMITTERS = {
     "fslab/workloads/probes/compression.py": ("features",),
 }
 # Where outputs pick metrics by name: reports, recommend, the run summary, remote, decide.
-OUTPUTS = ("fslab/report", "fslab/results", "fslab/recommend", "fslab/run/summary.py", "fslab/remote/report.py",
+OUTPUTS = ("fslab/report", "fslab/results", "fslab/recommend", "fslab/run/summary.py",
            "fslab/decide", "fslab/commands")
 
 

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
             print_measurement_notes(loaded, console)
             from fslab.report.claims import claims_json, print_claims
             print_claims(claims_json(loaded.runs[0], loaded.records), console)
-            from fslab.remote.report import print_host_comparison   # runs on several hosts
+            from fslab.report.hosts import print_host_comparison   # runs on several hosts
             print_host_comparison(loaded.records, console)
             return
         written = []

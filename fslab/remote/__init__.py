@@ -70,7 +70,7 @@ class HostsExecutor(Executor):
             _close_sessions(sessions, console)
 
     def summarise(self, session: RunSession) -> None:
-        from fslab.remote.report import print_host_summary
+        from fslab.report.hosts import print_host_summary
         print_host_summary(session.store, session.run_id, session.console)
 
 
