@@ -146,7 +146,7 @@ def test_agent_starts_nothing_when_asked_to_stop_during_boot(tmp_path):
 
 
 def test_the_kept_guest_store_holds_what_its_write_ahead_log_held(tmp_path):
-    from fslab.guest.runner import _keep_store
+    from fslab.run.guest import _keep_store
     src = tmp_path / "fslab.sqlite"
     db = sqlite3.connect(src)
     db.execute("PRAGMA journal_mode=WAL")
@@ -449,7 +449,7 @@ def test_cleanup_stops_a_running_guest_and_removes_its_disks(image, state_dir, t
 
 def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
     from fslab import plan as plans
-    from fslab.guest.runner import data_disk_bytes
+    from fslab.run.guest import data_disk_bytes
     p = plans.parse('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "jfs"\n'
                     'image_size = "20000000000"\n[[suite]]\nkind = "fio"\n')
     size = data_disk_bytes(p)

@@ -129,7 +129,7 @@ def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, wo
         from fslab.remote import HostsExecutor   # fio client/server
         return HostsExecutor(hosts)
     if target == "guest":
-        from fslab.guest.runner import GuestExecutor
+        from fslab.run.guest import GuestExecutor
         return GuestExecutor()
     from fslab.run.local import LocalExecutor
     return LocalExecutor(target, device=device, destroy_data=destroy_data,

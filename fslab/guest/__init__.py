@@ -2,8 +2,10 @@
 and tests that need device-mapper (crash consistency), run by fslab itself inside a
 Debian guest. See docs/guest.md.
 
+The executor that runs a whole plan in one guest and merges its results is
+fslab/run/guest.py (GuestExecutor); this package is the machine it uses.
+
 Entry points:
-    run_in_guest(plan, store, run_id, console)   run a whole plan in one guest, merge results
     ensure_image(log)                            build (once) or reuse the cached image
     describe()                                   facts for `fslab doctor`
     capable()                                    None if guests can run here, else why not
@@ -46,10 +48,3 @@ def describe() -> dict:
             "openzfs": openzfs.describe(img.manifest if img else None),
             "accel": accel.cached_verdict(),
             "kvm_device": accel.kvm_usable() or "usable"}
-
-
-def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None):
-    """Run the whole plan in one qemu guest and merge its records into `store` (see runner);
-    returns the run's Outcome (units done, failed, interrupted)."""
-    from fslab.guest.runner import run_in_guest as _run
-    return _run(plan, store, run_id, console, timeout_s=timeout_s)

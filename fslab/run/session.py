@@ -2,7 +2,7 @@
 
 `RunSession.run(executor)` owns plan -> run row -> executor -> final status -> summary;
 an `Executor` says how units execute: here (fslab/run/local.py), in one qemu guest
-(fslab/guest/runner.py) or on fio client/server hosts (fslab/remote/). What all of
+(fslab/run/guest.py) or on fio client/server hosts (fslab/remote/). What all of
 them must do alike lives here so they cannot drift: every run records the same
 environment (profile, page-cache policy), SIGTERM stops a run the way Ctrl-C does,
 scratch directories live in one place, every driver used gets its session end (e.g.
