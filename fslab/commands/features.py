@@ -69,7 +69,7 @@ def features(
 
 def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     """Run every probe once per filesystem through the scheduler; return the run id."""
-    from fslab import plan as plans
+    from fslab import filesystems, plan as plans
     from fslab.system import environment
     from fslab.system import state, teardown
     from fslab.system.proc import is_root
@@ -80,7 +80,7 @@ def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     the_plan = plans.from_cli(names, ["features"], "smoke", 1, 42)
     teardown.cleanup(only_dead_owners=True)
     base = "/var/tmp" if Path("/var/tmp").is_dir() else tempfile.gettempdir()
-    env = environment.capture(names, {"kind": "loop", "backing": backing_device_of(base)})
+    env = environment.capture(filesystems.tool_versions(names), {"kind": "loop", "backing": backing_device_of(base)})
     run_id = store.create_run(the_plan.source_text, env, command=shlex.join(["fslab", *sys.argv[1:]]),
                               profile="smoke")
     err.print(f"probing {', '.join(names)}: run {run_id} in {store.root}")

@@ -33,7 +33,7 @@ class LocalHost:
     def environment(self, fs_names: list[str]) -> dict:
         self.workdir.mkdir(parents=True, exist_ok=True)
         from fslab.targets.loop import backing_device_of
-        env = environment.capture(fs_names, {"kind": "loop", "workdir": str(self.workdir),
+        env = environment.capture(filesystems.tool_versions(fs_names), {"kind": "loop", "workdir": str(self.workdir),
                                              "backing": backing_device_of(str(self.workdir))})
         if self.netns:
             env["netns"] = self.netns

@@ -69,7 +69,7 @@ def end_driver_sessions(names: Iterable[str], on_error: Callable[[str], None]) -
 def run_environment(plan: Plan, fs_names: list[str], target: dict) -> dict:
     """What every run records of where and how it ran: the host, its tools for `fs_names`,
     the target, the profile and the page-cache policy."""
-    env = environment.capture(fs_names, target)
+    env = environment.capture(filesystems.tool_versions(fs_names), target)
     env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
                       "description": plan.profile.description}
     env["page_cache"] = plan.page_cache
