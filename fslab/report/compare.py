@@ -303,7 +303,7 @@ def environment_notes(a: Side, b: Side, by_host: bool) -> list[str]:
     mem_a = (ea.get("memory") or {}).get("MemTotal")
     mem_b = (eb.get("memory") or {}).get("MemTotal")
     if mem_a and mem_b and mem_a != mem_b:
-        from fslab.report.format import human
+        from fslab.metrics.format import human
         diffs.append(f"memory {human(mem_a, 'B')} → {human(mem_b, 'B')}")
     ta, tb = ea.get("tools") or {}, eb.get("tools") or {}
     for tool in sorted(set(ta) & set(tb)):
@@ -428,7 +428,7 @@ def shown_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_cells(r: dict, la: str, lb: str) -> dict[str, str]:
-    from fslab.report.format import human
+    from fslab.metrics.format import human
     from fslab.analysis.pairwise import format_p
     return {"workload": r["workload"], "metric": f"{r['metric_label']} [{r['unit']}]",
             "": {"higher": "↑", "lower": "↓"}.get(r["better"], ""),

@@ -9,7 +9,7 @@ from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.terminal import decisions
 from fslab.results.load import Loaded
 from fslab.store.environment import RunEnvironment
-from fslab.report.format import cell as fmt_float
+from fslab.metrics.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
                                  memory_unchecked_text, pairs_table, verdict_table,
                                  workload_label)

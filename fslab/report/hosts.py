@@ -19,7 +19,7 @@ from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
 from fslab.records import AGGREGATE_HOST
 from fslab.metrics.answer import throughput_metrics
-from fslab.report.format import human, human_spread
+from fslab.metrics.format import human, human_spread
 from fslab.store.environment import RunEnvironment
 
 # the metrics hosts are compared on: fio's read and write rates, as the catalogue declares them

@@ -7,7 +7,7 @@ import pandas as pd
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
-from fslab.report.format import human, spread
+from fslab.metrics.format import human, spread
 from fslab.report.verdicts import ranking_text
 from fslab.store.environment import RunEnvironment
 

@@ -123,7 +123,7 @@ def _past_durations(store, profile: str) -> dict[tuple, float]:
 
 
 def print_outline(o: dict[str, Any], console) -> None:
-    from fslab.report.format import human, number
+    from fslab.metrics.format import human, number
     console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
                   f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"

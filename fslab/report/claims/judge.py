@@ -17,7 +17,7 @@ import pandas as pd
 
 from fslab.report.claims.model import Claim
 from fslab.report.claims.stats import ALPHA, holm, pair_test
-from fslab.report.format import human, number
+from fslab.metrics.format import human, number
 
 HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"

@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import colors
 from fslab.report.svgplot import Grid
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from fslab.report.figures.latency_cdf import _entries, _job_of
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import colors
 from fslab.report.svgplot import Grid
 
