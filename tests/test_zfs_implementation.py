@@ -3,7 +3,7 @@ environment names, so no ZFS number is read as the other implementation's."""
 import pytest
 
 from fslab import filesystems
-from fslab.features.claims import implementation_key
+from fslab.features.feature_claims import implementation_key
 from fslab.filesystems import zfs
 from fslab.system.proc import which
 
@@ -49,7 +49,7 @@ def test_claims_follow_the_implementation_the_run_recorded_not_this_host(tmp_pat
                        for fs in ("ext4", "zfs") for it in (1, 2, 3) for m in job.measurements])
     ev = gather(store, run_id)
     assert ev.matrix.implementations["zfs"] == recorded
-    assert docs in ev.matrix.cell("zfs", "snapshots").claim.ref
+    assert docs in ev.matrix.cell("zfs", "snapshots").feature_claim.ref
     store.close()
 
 
@@ -71,7 +71,7 @@ def test_reports_say_which_zfs_measured_before_any_number():
 def test_no_openzfs_claim_cites_zfs_fuse():
     # a guest OpenZFS report cited "zfs(8), zpool(8) of zfs-fuse 0.7.0" for scrub and
     # metadata checksums: the claims OpenZFS shares with zfs-fuse cite OpenZFS's pages
-    from fslab.filesystems.zfs import FUSE_CLAIMS, KERNEL_CLAIMS
-    assert set(KERNEL_CLAIMS) == set(FUSE_CLAIMS)
-    for feature, claim in KERNEL_CLAIMS.items():
+    from fslab.filesystems.zfs import FUSE_FEATURE_CLAIMS, KERNEL_FEATURE_CLAIMS
+    assert set(KERNEL_FEATURE_CLAIMS) == set(FUSE_FEATURE_CLAIMS)
+    for feature, claim in KERNEL_FEATURE_CLAIMS.items():
         assert "fuse" not in (claim.ref + claim.note).lower(), (feature, claim)

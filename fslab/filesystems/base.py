@@ -36,7 +36,7 @@ class Availability:
 
 
 @dataclass(frozen=True)
-class Claim:
+class FeatureClaim:
     """What a filesystem's own documentation says about one catalog feature."""
     status: str          # "yes" | "no" | "partial"
     note: str            # versions, defaults, limits
@@ -60,7 +60,7 @@ class Enable:
         return "; ".join(bits) or "defaults"
 
 
-UNKNOWN = Claim("unknown", "no claims recorded for this filesystem yet", "")
+UNKNOWN = FeatureClaim("unknown", "no claims recorded for this filesystem yet", "")
 
 #: the places an option goes: mkfs's arguments, mount -o, zfs create -O, zpool create -o
 OPTION_KINDS = ("mkfs", "mount", "property", "pool_property")
@@ -143,7 +143,7 @@ class Driver(ABC):
     ioctls: frozenset[str] = frozenset()
     #: what its documentation claims per catalog feature, keyed by implementation()
     #: (most drivers have one implementation: their name); {} = nothing recorded yet
-    claims: dict[str, dict[str, Claim]] = {}
+    feature_claims: dict[str, dict[str, FeatureClaim]] = {}
     #: the options worth trying for performance (`Option`), every implementation's; ask
     #: option_catalogue() for the ones that run here
     catalogue: tuple[Option, ...] = ()
@@ -386,7 +386,7 @@ class Existing(Driver):
         from fslab.errors import FslabError
         try:
             known = filesystems.get(fstype)
-            self.ioctls, self.claims = known.ioctls, known.claims
+            self.ioctls, self.feature_claims = known.ioctls, known.feature_claims
         except FslabError:              # a filesystem fslab has no driver for
             self.ioctls = frozenset()
 

@@ -11,7 +11,7 @@ import orjson
 
 from fslab.errors import FslabError, StepFailed
 from fslab.features.catalog import BY_PROBE
-from fslab.features.claims import claims_for, implementation_key
+from fslab.features.feature_claims import feature_claims_for, implementation_key
 from fslab.workloads.probes import PROBES, Enable, ProbeResult
 from fslab.plan.profiles import Profile
 from fslab.records import Measurement
@@ -42,7 +42,7 @@ class FeaturesSuite(Suite):
         fs, impl = ctx.spec.name, implementation_key(ctx.spec.name)
         how = probe.enable(ctx.driver)
         result = run_probe(ctx, probe, how)
-        claim = claims_for(fs, impl).get(case.name)
+        claim = feature_claims_for(fs, impl).get(case.name)
         path, rel = ctx.artifact(PROBE_FILE)
         path.write_bytes(orjson.dumps({
             "feature": case.name, "probe": probe.name, "fs": fs, "implementation": impl,
