@@ -55,7 +55,7 @@ _UNESCAPED_COLON = re.compile(r"(?<!\\):")
 
 
 @dataclass
-class Section:
+class JobSection:
     name: str
     options: list[tuple[str, str | None]] = field(default_factory=list)   # None: a flag
 
@@ -69,7 +69,7 @@ class JobFile:
     """One validated job file: its text as given and its sections (includes inlined)."""
     path: Path
     given_text: str
-    sections: list[Section]
+    sections: list[JobSection]
 
     @property
     def name(self) -> str:
@@ -361,16 +361,16 @@ def unsized_default(profile: Profile) -> str:
     return f"{profile.file_size(1 << 30) >> 20}m"
 
 
-def _sections(path: Path, text: str, depth: int) -> list[Section]:
+def _sections(path: Path, text: str, depth: int) -> list[JobSection]:
     if depth > 8:
         raise FslabError(f"fio job file {path}: includes nested too deep")
-    sections: list[Section] = []
+    sections: list[JobSection] = []
     for raw in text.splitlines():
         line = _INLINE_COMMENT.sub("", raw).strip()   # fio drops ' ; ...' and ' # ...' too
         if not line or line[0] in ";#":
             continue
         if line.startswith("[") and line.endswith("]"):
-            sections.append(Section(line[1:-1].strip()))
+            sections.append(JobSection(line[1:-1].strip()))
             continue
         if line.startswith("include ") or line.startswith("include\t"):
             inc = Path(_expand(line.split(None, 1)[1].strip()))
@@ -385,7 +385,7 @@ def _sections(path: Path, text: str, depth: int) -> list[Section]:
             continue
         key, sep, value = line.partition("=")
         if not sections:                      # options before any section (an include's body)
-            sections.append(Section(""))
+            sections.append(JobSection(""))
         sections[-1].options.append((key.strip(), _expand(value.strip()) if sep else None))
     return sections
 
