@@ -12,6 +12,9 @@ from fslab.commands._common import ResultsOpt, console, existing_store, input_er
 from fslab.errors import FslabError
 from fslab.store import open_store
 
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
+
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)

@@ -6,6 +6,7 @@ a `probe` can be checked live on a loop image (fslab.workloads.probes).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fslab.errors import FslabError
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ BY_PROBE = {f.probe: f for f in FEATURES if f.probe}
 
 
 def feature(key: str) -> Feature:
-    from fslab.errors import FslabError
     try:
         return BY_KEY[key]
     except KeyError:

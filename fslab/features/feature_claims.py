@@ -10,6 +10,7 @@ from __future__ import annotations
 from fslab import filesystems
 from fslab.errors import FslabError
 from fslab.filesystems.base import UNKNOWN, FeatureClaim
+from fslab.features.catalog import FEATURES
 
 __all__ = ["FEATURE_CLAIMS", "UNKNOWN", "FeatureClaim", "feature_claims_for", "implementation_key"]
 
@@ -34,6 +35,5 @@ def implementation_key(fs: str) -> str:
 
 def feature_claims_for(fs: str, implementation: str | None = None) -> dict[str, FeatureClaim]:
     """Every catalog feature's claim for `fs` (UNKNOWN where the table has none)."""
-    from fslab.features.catalog import FEATURES
     table = FEATURE_CLAIMS.get(implementation or implementation_key(fs), {})
     return {f.key: table.get(f.key, UNKNOWN) for f in FEATURES}

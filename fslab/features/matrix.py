@@ -17,7 +17,8 @@ import orjson
 import pandas as pd
 
 from fslab.features.catalog import FEATURES, Feature
-from fslab.features.feature_claims import FeatureClaim, feature_claims_for
+from fslab.features.feature_claims import FeatureClaim, feature_claims_for, implementation_key
+from fslab.analysis.groups import level_labels
 
 
 @dataclass
@@ -89,7 +90,6 @@ class Matrix:
 def build(filesystems: list[str], outcomes: dict[tuple[str, str], ProbeOutcome] | None = None,
           implementations: dict[str, str] | None = None) -> Matrix:
     """Claims for every (fs, feature), with the probe outcome where one exists."""
-    from fslab.features.feature_claims import implementation_key
     outcomes = outcomes or {}
     # a level like "zfs:dedup" takes the claims of its filesystem
     impls = {fs: (implementations or {}).get(fs) or implementation_key(fs.split(":")[0])
@@ -107,7 +107,6 @@ def probe_outcomes(records: pd.DataFrame, results_root: Path | None) -> tuple[
         dict[tuple[str, str], ProbeOutcome], dict[str, str]]:
     """Probe outcomes per (fs label, feature) from `features` records, and each fs's
     implementation (e.g. zfs-fuse) as the probes recorded it."""
-    from fslab.analysis.groups import level_labels
     rows = records[(records["suite"] == "features") & (records["metric"] == "verified")]
     if rows.empty:
         return {}, {}

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from fslab.system import state
-from fslab.errors import StepFailed
+from fslab.errors import StepFailed, FslabError
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, is_root, run, which
 from fslab.system.teardown import is_mounted, umount
+from fslab.system.mounts import mount_at
+from fslab import filesystems
 
 
 @dataclass
@@ -123,7 +125,6 @@ def kernel_has(fstype: str) -> bool:
 
 def read_mountinfo(mountpoint: str) -> dict:
     """Options actually in effect for the mount at `mountpoint` (kernel's own view)."""
-    from fslab.system.mounts import mount_at
     m = mount_at(mountpoint)
     if m is None:
         return {}
@@ -382,9 +383,8 @@ class Existing(Driver):
 
     def __init__(self, fstype: str):
         self.name = self.fstype = fstype
-        from fslab import filesystems   # the same kernel interfaces as fslab's own driver of it
-        from fslab.errors import FslabError
         try:
+            # the same kernel interfaces as fslab's own driver of it
             known = filesystems.get(fstype)
             self.ioctls, self.feature_claims = known.ioctls, known.feature_claims
         except FslabError:              # a filesystem fslab has no driver for

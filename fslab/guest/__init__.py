@@ -14,13 +14,15 @@ Entry points:
 from __future__ import annotations
 
 from fslab.guest.image import GUEST_PACKAGES, HOST_PACKAGES, cached_image, ensure_image  # noqa: F401
+from fslab.guest.initramfs import busybox_static
+from fslab.system.proc import which, first_line
+from fslab.guest import accel, openzfs
+from fslab.guest.paths import cache_root
 
 
 def capable() -> str | None:
     """None if this host can build and boot the guest, else what is missing."""
     import os
-    from fslab.guest.initramfs import busybox_static
-    from fslab.system.proc import which
     missing = [t for t in ("qemu-system-x86_64", "debootstrap", "cpio") if not which(t)]
     if not busybox_static():
         missing.append("static busybox")
@@ -33,9 +35,6 @@ def capable() -> str | None:
 
 def describe() -> dict:
     """What `fslab doctor` shows about guests: tools, cached image, acceleration verdict."""
-    from fslab.guest import accel, openzfs
-    from fslab.guest.paths import cache_root
-    from fslab.system.proc import first_line
     img = None
     try:
         img = cached_image()

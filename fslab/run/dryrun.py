@@ -14,12 +14,17 @@ import statistics
 from typing import Any
 
 from fslab.records import canonical_params
+from fslab.filesystems import get as driver_get
+from fslab.run.scheduler import plan_pairs
+from fslab.plan.variants import item_text
+from fslab.analysis.significance import rounds_needed
+from fslab.metrics.format import human, number
+from fslab.plan import FilesystemSpec
+from fslab.report.options import print_table, spec_options
 
 
 def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
     """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
-    from fslab.filesystems import get as driver_get
-    from fslab.run.scheduler import plan_pairs
     pairs, notes = plan_pairs(plan, judge_availability=False)
     past = _past_durations(store, plan.run.profile) if store is not None else {}
     unavailable = {}
@@ -67,7 +72,6 @@ def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
 def _options_of(spec) -> dict[str, Any]:
     """A variant's own options as the run will pass them (fslab adds its defaults, e.g.
     ext4's lazy-init -E, ZFS's cachefile=none, when it runs them)."""
-    from fslab.plan.variants import item_text
     return {"filesystem": spec.label, "name": spec.name, "variant": spec.variant,
             "mkfs_options": list(spec.mkfs_options),
             "mount_options": list(spec.mount_options), "properties": dict(spec.properties),
@@ -89,7 +93,6 @@ def _direct_io(options: dict, plan) -> str:
 def too_few_rounds(the_plan) -> str | None:
     """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
     pass at --profile paper), with the count that can."""
-    from fslab.analysis.significance import rounds_needed
     k = len(the_plan.filesystem)
     n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
     if k < 2 or n >= rounds_needed(k):
@@ -123,14 +126,11 @@ def _past_durations(store, profile: str) -> dict[tuple, float]:
 
 
 def print_outline(o: dict[str, Any], console) -> None:
-    from fslab.metrics.format import human, number
     console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
                   f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
                   + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
                   + f"; {o['units']} units; target {o['target']}", markup=False)
-    from fslab.plan import FilesystemSpec
-    from fslab.report.options import print_table, spec_options
     print_table([(f["filesystem"], spec_options(FilesystemSpec(**{k: f[k] for k in (
         "name", "variant", "mkfs_options", "mount_options", "properties", "pool_properties")})))
         for f in o["filesystem_options"]], console, title="Options per filesystem (as asked)")

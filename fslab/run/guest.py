@@ -20,10 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 
 import fslab
-from fslab import plan as plans
+from fslab import plan as plans, filesystems, workloads
 from fslab.system import state
 from fslab.errors import FslabError
-from fslab.guest import accel
+from fslab.guest import accel, cached_image, capable
 from fslab.guest.image import ensure_image
 from fslab.guest.merge import merge
 from fslab.guest.qemu import Guest
@@ -31,6 +31,7 @@ from fslab.plan import Plan
 from fslab.plan.profiles import GiB, MiB, parse_size
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir
 from fslab.store import Store
+from fslab.system.proc import which
 
 GUEST_RESULTS = "/data/results"
 GUEST_STORE = "guest.sqlite"   # the guest's own store, kept in the run's directory for --resume
@@ -47,7 +48,6 @@ def data_disk_bytes(plan: Plan) -> int:
     The file is sparse and the guest mounts it with discard, so generosity costs
     the host nothing until the bytes are written.
     """
-    from fslab import filesystems, workloads
     largest = plan.profile.min_image_bytes
     for spec in plan.filesystem:
         size = parse_size(spec.image_size) if spec.image_size else plan.profile.min_image_bytes
@@ -79,8 +79,6 @@ class GuestExecutor(Executor):
 
     def check(self, session: RunSession) -> None:
         # refuse before a run row exists: a run that cannot build or boot a guest measured nothing
-        from fslab.guest import cached_image, capable
-        from fslab.system.proc import which
         if not which("qemu-system-x86_64"):
             raise FslabError("--target guest needs qemu-system-x86_64 (apt-get install "
                              "qemu-system-x86)")

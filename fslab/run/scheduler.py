@@ -27,6 +27,9 @@ from fslab.records import UnitKey, canonical_params, stamp
 from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
+from fslab.filesystems.base import Existing
+from fslab.system import teardown
+from fslab.run.adaptive import CAVEAT, AdaptiveRounds
 
 
 @dataclass
@@ -38,7 +41,6 @@ class Unit:
 
 
 def driver_for(spec: FilesystemSpec, existing: bool):
-    from fslab.filesystems.base import Existing
     return Existing(spec.name) if existing else filesystems.get(spec.name)
 
 
@@ -149,7 +151,6 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                     bar.update(task, total=bar.tasks[0].total + len(batch))
                     run_all(batch)
             elif plan.run.adaptive:
-                from fslab.run.adaptive import CAVEAT, AdaptiveRounds
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)
                 console.print(f"[dim]note: {CAVEAT}[/dim]")
                 for it in range(plan.iterations + 1, plan.run.max_iterations + 1):
@@ -168,7 +169,6 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
     finally:
         # anything a failed teardown left (e.g. a busy pool) gets another, final try
         import os
-        from fslab.system import teardown
         _, failed = teardown.cleanup(owner=os.getpid())
         for f in failed:
             console.print(f"[red]could not tear down[/] {f}; run `fslab cleanup`")

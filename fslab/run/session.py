@@ -28,7 +28,8 @@ from fslab.errors import FslabError
 from fslab.plan import Plan
 from fslab.store import Store
 from fslab.store.environment import RunEnvironment
-from fslab.system import environment
+from fslab.system import environment, teardown
+from fslab.run.summary import print_run_summary
 
 
 def _interrupt(signum, frame):
@@ -141,7 +142,6 @@ class RunSession:
 
     def run(self, executor: Executor, *, summary: bool = True) -> str:
         executor.check(self)
-        from fslab.system import teardown
         teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
         if self.resume:
             self.store.set_status(self.run_id, "running")
@@ -214,10 +214,10 @@ def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> Non
 def print_results(store: Store, run_id: str, console: Console) -> None:
     """The run's summary, then its verdicts and the studies' claims re-derived (when any
     unit finished: otherwise the summary already said why there is no verdict)."""
-    from fslab.run.summary import print_run_summary
     print_run_summary(store, run_id, console)
     if all(u["status"] != "done" for u in store.units(run_id)):
         return
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.terminal import print_verdicts
     print_verdicts(store, [run_id], console)
     from fslab.report.claims import claims_json, print_claims   # "The study said -> here"

@@ -49,6 +49,7 @@ from fslab.system.proc import kill_group, run
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
 
 # Study S2: ioengine=sync, size=1G, runtime=60s, time_based; five jobs.
 S2_COMMON = {"ioengine": "sync", "size": "1G", "runtime": "60", "time_based": "1",
@@ -212,7 +213,6 @@ class FioSuite(Suite):
         return run + ramp + moving + 5.0
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
-        from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
         opts: dict[str, str] = case.config
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")

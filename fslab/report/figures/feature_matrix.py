@@ -4,13 +4,13 @@ from __future__ import annotations
 from markupsafe import escape
 
 from fslab.report.figures import FigureContext, Section
+from fslab.features.catalog import FEATURES
+from fslab.features.matrix import build, probe_outcomes
 
 SUITES = ("features",)
 
 
 def sections(ctx: FigureContext) -> list[Section]:
-    from fslab.features.catalog import FEATURES
-    from fslab.features.matrix import build, probe_outcomes
     outcomes, impls = probe_outcomes(ctx.data, ctx.results_root)
     if not outcomes:
         return []

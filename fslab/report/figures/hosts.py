@@ -10,13 +10,13 @@ from markupsafe import escape
 
 from fslab.metrics import label as metric_label
 from fslab.report.figures import FigureContext, Section
+from fslab.records import AGGREGATE_HOST, RECORD_COLUMNS
+from fslab.report.hosts import host_comparisons
 
 SUITES = ("*",)
 
 
 def sections(ctx: FigureContext) -> list[Section]:
-    from fslab.records import AGGREGATE_HOST, RECORD_COLUMNS
-    from fslab.report.hosts import host_comparisons
     if "host" in ctx.analysis.factor or "host" not in ctx.data:
         return []
     hosts = ctx.data.loc[ctx.data["host"] != AGGREGATE_HOST, "host"].unique()

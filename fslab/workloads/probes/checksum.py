@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fslab.workloads.probes.base import Probe, ProbeResult
 from fslab.filesystems.base import Instance
+from fslab.workloads.support.bitflip import corrupt_and_classify
 
 FILES, BLOCKS, DAMAGED = 4, 4, 2
 
@@ -14,7 +15,6 @@ class ChecksumProbe(Probe):
     feature = "data_checksums"
 
     def check(self, inst: Instance) -> ProbeResult:
-        from fslab.workloads.support.bitflip import corrupt_and_classify
         res = corrupt_and_classify(inst, damage="data", files=FILES, blocks_per_file=BLOCKS,
                                    damaged=DAMAGED, seed=5)
         counts, damaged = res["counts"], res["damaged"]

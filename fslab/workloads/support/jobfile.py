@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from fslab.errors import FslabError
 from fslab.plan.profiles import Profile, parse_size
 from fslab.system.proc import run
+from fslab.workloads.base import Case
+from fslab.plan import SuiteSpec
 
 if TYPE_CHECKING:
     from fslab.workloads.base import UnitContext
@@ -318,7 +320,6 @@ class JobFileCase:
 def job_file_cases(o: dict[str, Any], profile: Profile) -> list:
     """The fio suite's cases for `job_files`: one per file, named after it; records carry
     each job's section name."""
-    from fslab.workloads.base import Case
     unknown = set(o) - {"job_files", "fio", "scale", "image_size"}
     if unknown:
         raise FslabError(f"[[suite]] kind='fio' with job_files: unknown key(s) {sorted(unknown)}; "
@@ -506,7 +507,6 @@ def add_job_files(plan, files, image_size: str | None, profile_explicit: bool,
     is capped by the profile (only when the profile was chosen explicitly, unless the plan
     says `scale`), and validate every job file with fio before the run exists.
     True when the plan's job-file suites exist (its stored text must then be rewritten)."""
-    from fslab.plan import SuiteSpec
     if files:
         extra = {"fio": dict(fio_options)} if fio_options else {}
         plan.suite.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files],
