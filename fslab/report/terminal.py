@@ -8,14 +8,14 @@ from rich.table import Table
 from fslab.analysis import Analysis
 from fslab.report.verdicts import LEGEND
 from fslab.metrics.answer import throughput_metrics
-from fslab.report.tables import footnotes, verdict_table
+from fslab.report.baseline import print_baseline
+from fslab.report.tables import (adaptive_rounds, footnotes, memory_checks, memory_unchecked_text,
+                                 verdict_table)
 from fslab.store.environment import RunEnvironment
 from fslab.results.load import load
 from fslab.fio.cachepolicy import describe_run
-from fslab.report.tables import adaptive_rounds
 from fslab.report.headline import headline, headline_text
 from fslab.results.provenance import measured_as, measured_where
-from fslab.report.tables import memory_checks, memory_unchecked_text
 from fslab.report.options import print_runs as print_options
 from fslab.decide.decision import text
 
@@ -92,7 +92,6 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
 
 def print_measurement_notes(loaded, console: Console) -> None:
     """What the cache policy did on each filesystem, and throughput as % of the raw device."""
-    from fslab.report.baseline import print_baseline
     for run in loaded.runs:
         for line in describe_run(RunEnvironment.of_run(run)):
             # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
