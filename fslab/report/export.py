@@ -46,7 +46,7 @@ def write_parquet(loaded: Loaded, path: Path) -> None:
 
 
 def write_json(loaded: Loaded, path: Path) -> None:
-    """The run, its records, and the lanes' keys ("claims": fslab/report/claims.py)."""
+    """The run, its records, and the lanes' keys ("claims": fslab/report/claims/)."""
     import json
     path.parent.mkdir(parents=True, exist_ok=True)
     run = loaded.runs[0] if loaded.runs else None
