@@ -7,7 +7,7 @@ import time
 from fslab import plan as plans
 from fslab.run.adaptive import AdaptiveRounds
 from fslab.records import Measurement, UnitKey, canonical_params, stamp
-from fslab.run.scheduler import plan_pairs
+from fslab.run.schedule import Schedule
 from fslab.store import open_store
 
 PLAN = """
@@ -29,7 +29,7 @@ kind = "features"
 
 def _store_with(tmp_path, task_values: dict[str, list[float]]):
     p = plans.parse(PLAN)
-    pairs, _ = plan_pairs(p, judge_availability=False)
+    pairs = Schedule.of(p).pairs
     store = open_store(tmp_path)
     run_id = store.create_run(PLAN, {}, profile="smoke")
     for spec, suite, case in pairs:

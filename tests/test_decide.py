@@ -9,7 +9,7 @@ from scipy import stats
 
 from fslab.decide.candidates import from_catalogue, variant_name
 from fslab.decide.posterior import posterior, smallest_detectable
-from fslab.decide.race import BUDGET, TIE, WINNER, Race
+from fslab.decide.race import BUDGET, GOOD, TIE, WINNER, Race, look_levels, spent
 from fslab.errors import FslabError
 
 
@@ -35,7 +35,8 @@ def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test(
     a = np.log([race.values["ext4"][r] for r in (1, 2, 3)])
     b = np.log([race.values["ext4:sync"][r] for r in (1, 2, 3)])
     assert e.p == pytest.approx(stats.ttest_rel(b, a).pvalue)
-    assert e.alpha == pytest.approx(0.05 / 8)        # Bonferroni over the looks of rounds 3..10
+    # the first look spends what rounds 1..3 of 10 carry (Pocock-type spending)
+    assert e.alpha == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.3))
     assert "below ext4 within rounds" in e.why
 
 
@@ -55,8 +56,8 @@ def test_lower_is_better_eliminates_the_slower():
 
 
 def test_race_false_eliminations_stay_under_alpha_for_the_whole_race():
-    """A/A over many races: an eliminated twin in at most ~5% of races (Bonferroni over
-    looks makes it conservative)."""
+    """A/A over many races: an eliminated twin in at most ~5% of races (the looks' levels
+    sum to alpha: a union bound, conservative)."""
     wrong = sum(bool(run_race({"a": 1.0, "b": 1.0, "c": 1.0}, own=0.02, seed=s).eliminated)
                 for s in range(200))
     assert wrong / 200 <= 0.05
@@ -147,3 +148,58 @@ def test_named_variants_are_classed_by_the_catalogue():
                {"safe", "trade"})
     wb = cs.candidates[1]
     assert wb.safety == "trade" and "data=writeback" in wb.trades
+
+
+@pytest.mark.parametrize("kind", ["pocock", "obrien-fleming", "bonferroni"])
+def test_the_looks_levels_spend_exactly_alpha_and_never_more(kind):
+    for min_rounds, max_rounds in ((3, 10), (3, 3), (5, 20)):
+        levels = look_levels(0.05, min_rounds, max_rounds, kind)
+        assert len(levels) == max_rounds - min_rounds + 1 and all(x > 0 for x in levels)
+        assert sum(levels) == pytest.approx(0.05) and sum(levels) <= 0.05 + 1e-12
+    assert spent(0, 0.05, kind) == 0 and spent(1, 0.05, kind) == pytest.approx(0.05)
+
+
+def test_spending_functions_have_their_textbook_values():
+    # Lan & DeMets (1983): Pocock-type alpha ln(1 + (e - 1) t); O'Brien-Fleming-type
+    # 2 - 2 Phi(z_{alpha/2} / sqrt t): at t = 0.5, 0.0310 and 0.0056 of 0.05
+    assert spent(0.5, 0.05, "pocock") == pytest.approx(0.0310, abs=5e-5)
+    assert spent(0.5, 0.05, "obrien-fleming") == pytest.approx(0.00558, abs=5e-5)
+    levels = look_levels(0.05, 3, 10, "pocock")
+    assert levels[0] == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.3))
+    assert levels == sorted(levels, reverse=True)          # Pocock-type: the early looks get most
+    with pytest.raises(ValueError):
+        spent(0.5, 0.05, "nosuch")
+
+
+def test_a_race_stops_when_no_survivor_can_be_delta_better_than_the_leader():
+    """Others 5-8% behind at 1% own noise: too close to eliminate at once, clearly not 3%
+    better than the leader: the race stops with the leader, the others not eliminated."""
+    race = run_race({"best": 1.0, "b": 0.95, "c": 0.94, "d": 0.92}, own=0.01, seed=2)
+    assert race.stopped in (GOOD, WINNER) and race.leader() == "best"
+    assert race.rounds_done < 10
+    lead = race.leader()
+    for lv in race.survivors:
+        if lv != lead:
+            _, better = race.ratio_bounds(lead, lv, race.level(race.rounds_done) / 2 / (len(race.survivors) - 1))
+            assert better < 1.03
+
+
+def test_the_good_stop_never_fires_while_a_survivor_may_be_delta_better():
+    values = {"a": {1: 100.0, 2: 104.0, 3: 96.0}, "b": {1: 99.0, 2: 106.0, 3: 95.0}}
+    race = Race(["a", "b"], "higher")
+    for lv, v in values.items():
+        for r, x in v.items():
+            race.record(lv, r, x)
+    race.look(3)
+    assert race.stopped is None and not race.eliminated
+
+
+def test_the_decision_says_what_the_good_stop_shows():
+    from fslab.decide.decision import text
+    dec = {"winner": "a", "verdict": "tie", "equivalent": False, "ties": ["a", "b"],
+           "stopped": "none delta better than the leader", "rounds": 4, "delta": 0.03,
+           "alpha": 0.05, "metric": "write IOPS", "units_run": 8, "max_rounds": 10,
+           "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
+           "commands": [], "left_out": []}
+    first = text(dec)[0]
+    assert first.startswith("Tie: a, b") and "none is 3% or more better than the leader a" in first

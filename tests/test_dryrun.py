@@ -122,7 +122,8 @@ def test_dry_run_of_s4_at_paper_shows_the_reported_configuration(tmp_path, state
     git = next(c for c in o["cases"] if c["case"] == "git")
     assert git["parameters"]["pulls"] == 5000 and git["parameters"]["every"] == 50
     assert git["parameters"]["stop_after"] == 393
-    assert git["grep_at"].startswith("0 (both fresh: the noise floor) and every 50 successful pulls")
+    assert git["grep_at"].startswith("0 (the history's first commit on both, fresh: the noise "
+                                     "floor) and every 50 successful pulls")
     # the image the units will use: the study's 7.43 GB partitions (7085M), not the
     # profile's 8 GiB minimum; the study's history is the Linux kernel's, fetched at paper
     assert git["image_bytes"] == parse_size("7085M")

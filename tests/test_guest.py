@@ -196,6 +196,34 @@ def test_merge_rewrites_run_host_and_artifacts(tmp_path):
     assert keep.read_text() == "the host's console log"
 
 
+def test_the_host_run_takes_over_what_the_guest_recorded_about_its_suites(tmp_path):
+    """S4 smoke in the guest: the guest's environment said which history the aging replayed
+    and its cache policy, but the host run kept only tools and filesystems, so its report
+    said "page cache off: fio jobs measure the device" for a run without fio, and a
+    generated history standing in for the study's would not have been said at all."""
+    from fslab.guest.merge import host_environment
+    from fslab.results.provenance import stand_in_lines
+    from fslab.fio.cachepolicy import describe_run
+    from fslab.store import Store
+    aging = {"history": "generated source tree (20000 files, seeded)", "buffered": False,
+             "stand_in": "a generated source history (20000 files, seeded) stood in for URL: "
+                         "it could not be reached",
+             "page_cache": "grep on a cold cache at every policy"}
+    guest_env = {"tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},
+                 "filesystems": {"f2fs": {"fs": "f2fs"}}, "workloads": {"aging:git": aging},
+                 "kernel": "6.1.0-56-amd64"}
+    host = Store(tmp_path / "host")
+    run_id = host.create_run("[run]\n", {"page_cache": "off", "kernel": "6.18"})
+    host.update_environment(run_id, {"guest": {"environment": guest_env},
+                                     **host_environment(guest_env)})
+    run = host.run(run_id)
+    env = run["environment"]
+    assert env["workloads"]["aging:git"] == aging and env["kernel"] == "6.18"
+    assert stand_in_lines([run]) == [f"aging:git: {aging['stand_in']}"]
+    assert describe_run(env) == ["page cache off: each suite below says what it measured",
+                                 "aging: grep on a cold cache at every policy"]
+
+
 # --- real guests ------------------------------------------------------------------
 
 @pytest.mark.guest
@@ -452,6 +480,7 @@ def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
     from fslab.run.guest import data_disk_bytes
     p = plans.parse('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "jfs"\n'
                     'image_size = "20000000000"\n[[suite]]\nkind = "fio"\n')
-    size = data_disk_bytes(p)
+    from fslab.run.schedule import Schedule
+    size = data_disk_bytes(Schedule.of(p))
     assert size % (1 << 20) == 0           # qemu's cache=none needs aligned disks
     assert size >= 2 * 20_000_000_000

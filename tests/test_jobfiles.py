@@ -14,7 +14,7 @@ from fslab import plan as plans
 from fslab.errors import FslabError
 from fslab.workloads.support import jobfile
 from fslab.plan.profiles import PROFILES
-from fslab.run.scheduler import plan_pairs
+from fslab.run.schedule import Schedule
 from fslab.workloads.fio import job_labels
 from fslab.fio.parse import JobResult
 from tests.conftest import fslab_in_process, leftovers, needs_root, run_fslab
@@ -115,7 +115,8 @@ def test_device_filename_and_unsupported_engines_refused_one_line_each(tmp_path)
     plan = _plan(tmp_path, "dev.fio", "rbd.fio", "defrag.fio", "fine.fio")
     # relative to the plan, stored absolute
     assert plan.suite[0].options["job_files"][0] == str(tmp_path / "dev.fio")
-    pairs, notes = plan_pairs(plan, host="elsewhere")   # (another host: no availability check)
+    schedule = Schedule.of(plan)   # (no availability judged)
+    pairs, notes = schedule.pairs, schedule.notes
     assert sorted((s.name, c.name) for s, _, c in pairs) == [
         ("ext4", "defrag"), ("ext4", "fine"), ("xfs", "fine")]
     assert len(notes) == 3, notes   # the file-wide refusals once, not once per filesystem
@@ -181,9 +182,9 @@ def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
     assert suite.options["scale"] is False and suite.options["job_files"] == [str(f)]
     assert build(profile="smoke").suite[0].options["scale"] is True
     sized = build(image_size="3G")
-    (case,) = plan_pairs(sized, host="elsewhere")[0]
+    (case,) = Schedule.of(sized).pairs
     assert case[2].image_bytes == 3 << 30
-    (case,) = plan_pairs(as_written, host="elsewhere")[0]
+    (case,) = Schedule.of(as_written).pairs
     assert case[2].image_bytes >= 1 << 30 and "size=1g" in case[2].config.text
     # the stored plan text names the file by absolute path and keeps the decision
     replay = plans.parse(build(profile="smoke").source_text)
@@ -199,7 +200,7 @@ def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
     f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=8m\ndirectory=/dev/shm/x\n[b]\nrw=write\nsize=8m\n")
     p = _build_plan(None, "ext4", None, None, None, None, ["ioengine=libaio"], None, None,
                     job=[f])
-    (pair,) = plan_pairs(p, host="elsewhere")[0]
+    (pair,) = Schedule.of(p).pairs
     text = pair[2].config.text
     assert text.count("ioengine=libaio") == 2
     assert "directory=dev/shm/x" in text and pair[2].config.refusal is None   # not a device

@@ -11,7 +11,7 @@ import pytest
 from fslab import plan as plans
 from fslab.errors import FslabError
 from fslab.plan.profiles import PROFILES
-from fslab.run.scheduler import build_units
+from fslab.run.schedule import Schedule
 from fslab.store import SCHEMA_VERSION, Store
 from fslab.workloads.fio import FioSuite
 
@@ -66,7 +66,7 @@ def test_schema_version_mismatch_is_a_clear_error(tmp_path):
 
 def test_rounds_are_interleaved_seeded_and_complete():
     p = plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42)
-    units, _ = build_units(p, host="elsewhere")   # no availability check: needs no root
+    units = Schedule.of(p).units("elsewhere")   # no availability judged: needs no root
     per_round = Counter(u.key.iteration for u in units)
     assert set(per_round.values()) == {21}     # every (fs, case) once per round (7 cases)
     for it in range(1, 5):
@@ -74,15 +74,15 @@ def test_rounds_are_interleaved_seeded_and_complete():
         assert len(set(rnd)) == 21
     orders = [[(u.key.fs, u.key.case) for u in units if u.key.iteration == it] for it in (1, 2)]
     assert orders[0] != orders[1]              # a new order each round
-    again, _ = build_units(plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42),
-                           host="elsewhere")
+    again = Schedule.of(plans.from_cli(["ext4", "xfs", "btrfs"], ["fio"], "smoke", 4, 42)
+                        ).units("elsewhere")
     assert [u.key for u in again] == [u.key for u in units]   # reproducible from the seed
 
 
 def test_suites_that_write_files_skip_the_bare_device_with_a_reason():
-    from fslab.run.scheduler import plan_pairs
     p = plans.from_cli(["ext4", "raw"], ["fio", "tasks", "capacity", "smallfiles"], "smoke", 1, 42)
-    pairs, notes = plan_pairs(p, host="elsewhere")   # no availability check: needs no root
+    schedule = Schedule.of(p)   # no availability judged: needs no root
+    pairs, notes = schedule.pairs, schedule.notes
     by_fs = Counter((spec.name, suite.name) for spec, suite, _ in pairs)
     assert {s for fs, s in by_fs if fs == "raw"} == {"fio"}
     assert {s for fs, s in by_fs if fs == "ext4"} == {"fio", "tasks", "capacity", "smallfiles"}

@@ -254,6 +254,8 @@ def test_aging_smoke_records_curves(fs, state_dir, results, tmp_path):
             assert m["grep_cost_aged"] > 0 and m["grep_cost_unaged"] > 0
             assert m["aging_factor"] == pytest.approx(m["grep_cost_aged"] / m["grep_cost_unaged"])
             assert m["tree_bytes"] > 0
+        if case == "git":   # pull 0 greps the initial tree (200 files), not an empty repository
+            assert by_step[0]["tree_files"] > 200 and by_step[0]["tree_bytes"] > 200 * 1024
             if fs == "zfs":   # no FIEMAP: no layout number at all, and it says so
                 assert "layout_score_aged" not in m and m["layout_measurable"] == 0
             else:
@@ -315,21 +317,21 @@ def test_aging_logs_a_failed_pull_and_goes_on(state_dir, results, tmp_path):
     blob = gitreplay.git(["rev-parse", "HEAD~2:f2.c"], src).stdout.strip()
     (src / ".git" / "objects" / blob[:2] / blob[2:]).unlink()      # commit 3 cannot be sent
     plan = tmp_path / "aging.toml"
-    plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=5, every=5)
+    plan.write_text(AGING_PLAN.format(fs="ext4", workloads='["git"]', pulls=4, every=4)
                     + f'repo = "{src}"\n')
     _run_all_done(results, tmp_path, str(plan))
     rec = _records(results, case="git")
     assert rec["failed_steps"] >= 1 and "grep_cost_aged" in rec
     # the x axis counts successful pulls only: the last grep is at the last successful pull
-    assert rec["successful_pulls"] == 5 - rec["failed_steps"]
+    assert rec["successful_pulls"] == 4 - rec["failed_steps"]   # c0 is the initial tree
     steps = {json.loads(p)["step"] for (p,) in _db(results).execute(
         "SELECT params FROM records WHERE metric='grep_cost_aged'")}
     assert steps == {0, rec["successful_pulls"]}
     journal = _artifact(results, "aging-journal.json", case="git")
     first = journal["failures"][0]
-    assert first["step"] == 3 and first["exit"] != 0 and "corruption" in first["output"], first
+    assert first["step"] == 2 and first["exit"] != 0 and "corruption" in first["output"], first
     log = next(results.glob("runs/*/ext4-default/aging-git-*/iter-001/failed-steps.log")).read_text()
-    assert f"step 3 {first['sha']}: git pull exit {first['exit']}" in log
+    assert f"step 2 {first['sha']}: git pull exit {first['exit']}" in log
     assert not _no_leftovers(tmp_path, state_dir)
 
 
@@ -359,7 +361,7 @@ def test_aging_replays_a_fetched_history_or_says_a_generated_one_stood_in(state_
     """Issue 27: S4 at paper replayed a generated history unless `repo` was set. With
     repo_url the history is fetched (here over file://, as the kernel's would be over
     https); where it cannot be, the generated one stands in and the report says so."""
-    src = _small_repo(tmp_path / "src", commits=4)
+    src = _small_repo(tmp_path / "src", commits=5)   # the initial tree and 4 pulls
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     for url, stands_in in ((f"file://{src}", False), (f"file://{tmp_path}/offline.git", True)):
         out = tmp_path / ("r-gen" if stands_in else "r-url")
@@ -380,7 +382,7 @@ def test_aging_replays_a_fetched_history_or_says_a_generated_one_stood_in(state_
                    f"stood in for {url}: it could not" in " ".join(report.split())
         else:
             assert said["history"] == f"repository {url} (first-parent commits, oldest first)"
-            assert said["stand_in"] is None and said["commits"] == 4
+            assert said["stand_in"] is None and said["commits"] == 5
             assert "stood in" not in report
             assert _records(out, case="git")["successful_pulls"] == 4
     assert not _no_leftovers(tmp_path, state_dir)

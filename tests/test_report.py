@@ -228,6 +228,17 @@ def test_hand_built_panels_use_matplotlibs_colours():
     assert [to_hex(c) for c in cycle] == PALETTE
 
 
+def test_a_panel_of_all_zeros_draws_finite_coordinates():
+    """S3 smoke: no task took a major page fault on either filesystem; the bar axis of
+    zeros was 0..0 and every y coordinate in the HTML read "nan"."""
+    from fslab.report.svgplot import Panel
+    ax = Panel(40, 10, 200, 120)
+    ax.limits((-0.5, 1.5), [0.0, 0.0, 0.0], zero=True)
+    ax.line(-0.3, 0.0, 0.3, 0.0)
+    ax.dots([0.0, 1.0], [0.0, 0.0])
+    assert "nan" not in "".join(ax.parts) and ax.y(0.0) == 10 + 120
+
+
 def test_multi_host_records_get_a_hosts_compared_section():
     """Records from two hosts (plus fio's 'all' sum) make a 'Hosts compared' section:
     each filesystem and workload, host against host, never against 'all'."""

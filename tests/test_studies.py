@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, leftovers, needs_root, run_fslab
 from fslab import filesystems, plan as plans
 from fslab.plan.profiles import GiB, MiB, PROFILES, parse_size
-from fslab.run.scheduler import build_units
+from fslab.run.schedule import Schedule
 
 PLANS = sorted((REPO / "plans").glob("s[0-3]-*.toml"))
 TASKS = ["01-mkfs", "02-mount", "03-copy-iso", "04-recopy-iso", "05-remove-isos", "06-copy-tree",
@@ -22,6 +22,11 @@ TASKS = ["01-mkfs", "02-mount", "03-copy-iso", "04-recopy-iso", "05-remove-isos"
 
 
 # --- plans -------------------------------------------------------------------------------
+
+def at_profile(p, profile: str):
+    """The plan at another profile (a plan is frozen: a new one)."""
+    return p.model_copy(update={"run": p.run.model_copy(update={"profile": profile})})
+
 
 def test_four_study_plans_ship():
     assert [p.name for p in PLANS] == ["s0-onboard.toml", "s1-dedup.toml", "s2-fio-stats.toml",
@@ -31,25 +36,22 @@ def test_four_study_plans_ship():
 @pytest.mark.parametrize("path", PLANS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
 def test_plan_expands_at_every_profile(path, profile):
-    p = plans.load(path)
-    p.run.profile = profile
-    units, notes = build_units(p, host="elsewhere")   # no availability check: every unit
+    p = at_profile(plans.load(path), profile)
+    units = Schedule.of(p).units("elsewhere")   # no availability judged: every unit
     assert units
     # the stored plan text round-trips, [suite.profiles] included
     again = plans.parse(plans.to_toml(p))
-    assert len(build_units(again, host="elsewhere")[0]) == len(units)
+    assert len(Schedule.of(again).units("elsewhere")) == len(units)
 
 
 def test_paper_profile_has_the_studies_parameters():
     def cases(name, profile="paper"):
-        p = plans.load(REPO / "plans" / name)
-        p.run.profile = profile
-        return {(u.key.fs, u.key.case, u.key.params): u for u in build_units(p, host="x")[0]
+        p = at_profile(plans.load(REPO / "plans" / name), profile)
+        return {(u.key.fs, u.key.case, u.key.params): u for u in Schedule.of(p).units("x")
                 if u.key.iteration == 1}
     s2 = cases("s2-fio-stats.toml")
     assert {c for _, c, _ in s2} == {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
-    s2plan = plans.load(REPO / "plans/s2-fio-stats.toml")
-    s2plan.run.profile = "paper"
+    s2plan = at_profile(plans.load(REPO / "plans/s2-fio-stats.toml"), "paper")
     assert s2plan.iterations == 10
     mixed = next(u for (fs, c, _), u in s2.items() if c == "mixed").case.config
     assert (mixed["rw"], mixed["rwmixread"], mixed["bs"], mixed["numjobs"], parse_size(mixed["size"]),
@@ -70,14 +72,14 @@ def test_paper_profile_has_the_studies_parameters():
     s3 = plans.load(REPO / "plans/s3-fileserver.toml")
     assert [f.name for f in s3.filesystem] == ["ext3", "reiserfs", "jfs", "xfs"]
     assert s3.iterations == PROFILES["quick"].iterations     # enough rounds for a verdict
-    s3.run.profile = "paper"
-    assert s3.iterations == 3                                # the study's repetitions
+    assert at_profile(s3, "paper").iterations == 3                                # the study's repetitions
 
 
 @needs_root()
 def test_unavailable_filesystems_are_skipped_with_a_note():
     p = plans.load(REPO / "plans/s3-fileserver.toml")
-    units, notes = build_units(p)
+    here = Schedule.of(p).here()
+    units, notes = here.units(), here.notes
     missing = [n for n in ("jfs", "reiserfs") if not filesystems.get(n).available().ok]
     for name in missing:
         assert any(n.startswith(f"{name} skipped: not available here") for n in notes), notes

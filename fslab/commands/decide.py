@@ -65,6 +65,7 @@ def decide(
     from fslab.run import validate
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
+    schedule = None   # the plan expanded: by validation, or by the session of a resumed race
     if resume:
         store = open_store(results_dir(results))
         run = store.run(resume)
@@ -80,11 +81,11 @@ def decide(
             the_plan, probed = _race_plan(plan_file, fs, candidates, options, allow, job, suite,
                                           metric, delta, max_rounds, budget, max_candidates,
                                           profile, fio, image_size, seed, MIN_BLOCKS)
-            validate.plan(the_plan)
+            schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
     policy = RacePolicy(the_plan, store, console, MIN_BLOCKS)
     executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
-    session = RunSession(the_plan, store, console, resume=resume)
+    session = RunSession(the_plan, store, console, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
     from fslab.decide.decision import decision, text
     dec = decision(store, session.run_id, the_plan, MIN_BLOCKS)
@@ -136,7 +137,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
             keys = {k.strip() for k in options.split(",")} if options else None
             cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)
     base = from_flags(plan_file, "ext4", suite, profile, min_rounds, seed, fio, None, None,
-                      False, job, image_size)
+                      False, job, image_size, with_text=False)   # the race's text is written below
     from fslab.run.probe import has_own_options, probe
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
@@ -156,22 +157,22 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
         kept.append(c)
     if len(kept) < 2:
         raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
-    if image_size:
-        for c in kept:
-            c.spec.image_size = image_size
-    base.filesystem = [c.spec for c in kept]
-    base.run.iterations = min_rounds
-    base.decide = plans.DecideSection(metric=metric, delta=delta, max_rounds=max_rounds,
+    race = base.model_copy(update={
+        "filesystem": [c.spec.model_copy(update={"image_size": image_size}) if image_size
+                       else c.spec for c in kept],
+        "run": base.run.model_copy(update={"iterations": min_rounds}),
+        "decide": plans.DecideSection(metric=metric, delta=delta, max_rounds=max_rounds,
                                       budget_seconds=budget_s, allow=sorted(allowed),
                                       candidates={c.label: {k: v for k, v in c.as_dict().items()
                                                             if k in ("safety", "trades", "changed", "effect")}
                                                   for c in kept},
-                                      left_out=left)
-    base.check_unique_variants()
-    base.source_text, base.source_path = plans.to_toml(base), "<fslab decide>"
+                                      left_out=left)})
+    race.check_unique_variants()
+    race = race.model_copy(update={"source_text": plans.to_toml(race),
+                                   "source_path": "<fslab decide>"})
     console.print(f"racing {len(kept)} candidates: {', '.join(c.label for c in kept)}",
                   markup=False, highlight=False)
-    return base, probed
+    return race, probed
 
 
 def _seconds(text: str) -> float:

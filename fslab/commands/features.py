@@ -75,6 +75,7 @@ def features(
 def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     """Run every probe once per filesystem through the scheduler; return the run id."""
     from fslab.system import environment
+    from fslab.run.schedule import Schedule
     from fslab.run.scheduler import execute
     from fslab.targets.loop import LoopTarget, backing_device_of
     if not is_root():
@@ -91,7 +92,7 @@ def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     wd = Path(tempfile.mkdtemp(prefix="fslab-features-", dir=workdir or base))
     state.note("dir", str(wd))
     try:
-        out = execute(the_plan, store, run_id, make_target=lambda: LoopTarget(wd), workdir=wd,
+        out = execute(Schedule.of(the_plan), store, run_id, make_target=lambda: LoopTarget(wd), workdir=wd,
                       console=err)
     finally:
         shutil.rmtree(wd, ignore_errors=True)

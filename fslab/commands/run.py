@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fslab import plan as plans
-from fslab.run.flags import apply_cache_and_baseline, from_flags
+from fslab.run.flags import from_flags
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
@@ -89,6 +89,7 @@ def run(
     with validate.as_input_errors():   # every input checked before a run row exists
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)
+    schedule = None   # the plan expanded: by validation, or by the session of a resumed run
     if resume:
         store = existing_store(results)
         with input_errors():
@@ -100,9 +101,9 @@ def run(
     else:
         with validate.as_input_errors():
             the_plan = from_flags(plan_file, fs, suite, profile, iterations, seed, fio,
-                                  mkfs_options, mount_options, adaptive, job, image_size)
-            apply_cache_and_baseline(the_plan, page_cache, baseline)
-            validate.plan(the_plan)
+                                  mkfs_options, mount_options, adaptive, job, image_size,
+                                  page_cache, baseline)
+            schedule = validate.plan(the_plan)
     if resume:
         from fslab.run.session import resumed_target
         target, mountpoint = resumed_target(store.run(resume), target, device, mountpoint, hosts)
@@ -112,12 +113,12 @@ def run(
         target = "mountpoint"
     target = target or the_plan.target.get("kind", "loop")
     if dry_run:
-        _dry_run(the_plan, results, target, as_json)
+        _dry_run(the_plan, results, target, as_json, schedule)
         return
     if not resume:
         store = open_store(results_dir(results))
     from fslab.run.session import RunSession
-    RunSession(the_plan, store, console, resume=resume).run(
+    RunSession(the_plan, store, console, resume=resume, schedule=schedule).run(
         _executor(the_plan, target, hosts, device, destroy_data, mountpoint, workdir),
         summary=summary)
 
@@ -139,12 +140,12 @@ def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, wo
                          mountpoint=mountpoint, workdir=workdir)
 
 
-def _dry_run(the_plan, results, target: str, as_json: bool) -> None:
+def _dry_run(the_plan, results, target: str, as_json: bool, schedule=None) -> None:
     """The plan expanded, nothing run; earlier runs in the results store (if it exists:
     a dry run creates nothing) give the durations."""
     from fslab.run.dryrun import outline, print_outline
     db = results_dir(results) / "fslab.sqlite"
-    o = outline(the_plan, open_store(db.parent) if db.exists() else None, target)
+    o = outline(the_plan, open_store(db.parent) if db.exists() else None, target, schedule)
     if as_json:
         import orjson
         print(orjson.dumps(o, option=orjson.OPT_INDENT_2).decode())

@@ -9,7 +9,7 @@ import math
 from fslab import filesystems
 from fslab.decide.posterior import posterior, smallest_detectable
 from fslab.decide.policy import replay
-from fslab.decide.race import BUDGET, NONE, TIE, WINNER
+from fslab.decide.race import BUDGET, GOOD, NONE, TIE, WINNER
 from fslab.plan import Plan
 from fslab.analysis.groups import FS_FACTOR, level_labels
 from fslab.analysis.names import ratio_text
@@ -62,6 +62,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
             row["why"] = "winner" if race.stopped == WINNER else "leader"
         else:
             row["why"] = ("within delta of the leader" if race.stopped == TIE else
+                          "not shown worse, and not delta better than the leader" if race.stopped == GOOD else
                           "not separated from the leader when the race stopped")
         rows.append(row)
     rows.sort(key=lambda r: (r["eliminated_round"] is not None, -(r["eliminated_round"] or 0),
@@ -70,10 +71,11 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
     # separated when the rounds or the budget ran out (said apart: the first is a finding,
     # the second the limit of this run, whose smallest detectable difference says how far)
     ties = alive if len(alive) > 1 else []
-    verdict = {WINNER: "winner", TIE: "tie", BUDGET: "tie", NONE: "no candidate left",
+    verdict = {WINNER: "winner", TIE: "tie", GOOD: "tie", BUDGET: "tie", NONE: "no candidate left",
                None: "unfinished"}[race.stopped]
     return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
             "equivalent": race.stopped == TIE, "stopped": {WINNER: "one left", TIE: "within delta",
+                                                          GOOD: "none delta better than the leader",
                                                           BUDGET: "rounds or budget spent",
                                                           NONE: "every candidate's units failed",
                                                           None: "interrupted"}[race.stopped],
@@ -126,6 +128,10 @@ def text(dec: dict) -> list[str]:
     elif dec["verdict"] == "tie" and dec["equivalent"]:
         lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
                      f"(leader {dec['winner']}); {dec['metric']}")
+    elif dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
+        lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
+                     f"rounds, and none is {dec['delta']:.0%} or more better than the leader "
+                     f"{dec['winner']} (confidence at least {1 - dec['alpha']:.0%}): choose it; {dec['metric']}")
     elif dec["verdict"] == "tie":
         lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
                      f"rounds, but they were not shown to be within {dec['delta']:.0%} of each "

@@ -8,17 +8,24 @@ round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
    survivor ran (a difference of mean logs is exactly the mean within-round log ratio).
 2. Every pair of survivors is compared by the answer's own test
    (fslab.analysis.pairwise.pair_test: a paired t-test on within-round log ratios),
-   Holm-corrected over all pairs of this look, at alpha / looks: Bonferroni over the
-   race's possible looks, so that the chance of ever eliminating a candidate that is in
-   truth as good as another stays under alpha for the whole race, however many looks it
-   takes (a union bound over looks; Holm within a look runs on the survivors of that look,
-   a set earlier looks chose, so the bound is argued, not proven: bench/decide measures the
-   whole race's A/A error instead). A survivor significantly worse than any other survivor
-   is eliminated.
-3. The race stops when one candidate remains (the winner); when every survivor is within
-   delta of the leader (each one's one-sided lower (1 - alpha/looks) bound of its ratio
-   to the leader is above 1 - delta: a tie, said as such); or when the rounds or the
-   time budget run out (the leader is the best guess; the survivors stay finalists).
+   Holm-corrected over all pairs of this look, at this look's level: alpha spent over the
+   race's looks by a Pocock-type spending function on the information fraction rounds /
+   max_rounds (look_levels; the levels sum to alpha, so by the union bound over looks the
+   chance of ever eliminating a candidate as good as another stays under alpha for the
+   whole race; Holm within a look runs on the survivors of that look, a set earlier looks
+   chose, so that part is argued, not proven: bench/decide measures the whole race's A/A
+   error). A survivor significantly worse than any other survivor is eliminated.
+3. The race stops when one candidate remains (the winner); when no survivor can be delta
+   better than the leader (each one's one-sided bound of its ratio to the leader, at half
+   the look's level split over the survivors, short of 1 + delta): the leader is then the
+   best or within delta of it, and a race that stops so has chosen wrongly (the best ahead
+   by delta or more) with at most alpha / 2 over all its looks; an elimination of the best
+   is the one-sided half of a two-sided test, at most alpha / 2 more: whenever the best
+   leads by delta or more, a race ends with a wrong choice, other than by running out of
+   rounds, with a chance of at most alpha. When, besides, every survivor is within delta
+   below the leader, the survivors are shown equivalent (a tie, said as such); when the
+   rounds or the time budget run out, the leader is the best guess and the survivors stay
+   finalists.
 
 Nothing here runs anything: the scheduler feeds values in and asks who runs next.
 """
@@ -33,7 +40,7 @@ from scipy import stats
 from fslab.analysis.pairwise import holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 
-WINNER, TIE, BUDGET, NONE = "winner", "tie", "budget", "none left"
+WINNER, TIE, GOOD, BUDGET, NONE = "winner", "tie", "leader within delta", "budget", "none left"
 
 
 @dataclass
@@ -65,6 +72,37 @@ def ratio_words(ratio: float) -> str:
     return f"{abs(pct):.1f}% {'below' if pct < 0 else 'above'}"
 
 
+SPENDING = ("pocock", "bonferroni", "obrien-fleming")
+
+
+def spent(t: float, alpha: float, kind: str = "pocock") -> float:
+    """The error spent by information fraction t (0..1) of the race's looks: Lan and
+    DeMets' Pocock-type alpha * ln(1 + (e - 1) t), the O'Brien-Fleming-type
+    2 - 2 Phi(z_{alpha/2} / sqrt t), or the even split alpha * t (Bonferroni)."""
+    t = min(max(t, 0.0), 1.0)
+    if t == 0:
+        return 0.0
+    if kind == "pocock":
+        return alpha * math.log(1 + (math.e - 1) * t)
+    if kind == "obrien-fleming":
+        return float(2 - 2 * stats.norm.cdf(stats.norm.ppf(1 - alpha / 2) / math.sqrt(t)))
+    if kind == "bonferroni":
+        return alpha * t
+    raise ValueError(f"unknown spending function {kind!r} (one of {', '.join(SPENDING)})")
+
+
+def look_levels(alpha: float, min_rounds: int, max_rounds: int, kind: str = "pocock") -> list[float]:
+    """Each look's level (rounds min_rounds..max_rounds): the error the spending function
+    adds by that look, on the information fraction rounds / max_rounds (the first look
+    spends what rounds 1..min_rounds carry). They sum to alpha exactly, so by the union
+    bound over looks the whole race's chance of a false elimination stays under alpha
+    whatever the looks' correlation (group-sequential boundaries proper would spend less
+    by using it; this never relies on it)."""
+    edges = [0] + list(range(min_rounds, max_rounds + 1))
+    return [spent(b / max_rounds, alpha, kind) - spent(a / max_rounds, alpha, kind)
+            for a, b in zip(edges, edges[1:])]
+
+
 @dataclass
 class Race:
     labels: list[str]
@@ -77,14 +115,21 @@ class Race:
     eliminated: dict[str, Elimination] = field(default_factory=dict)
     stopped: str | None = None
     rounds_done: int = 0
+    spending: str = "pocock"         # see spent()
 
     @property
     def looks(self) -> int:
         return max(1, self.max_rounds - self.min_rounds + 1)
 
+    def level(self, round_no: int) -> float:
+        """The level of the look after round `round_no` (see look_levels)."""
+        j = min(max(round_no, self.min_rounds), self.max_rounds) - self.min_rounds
+        return look_levels(self.alpha, self.min_rounds, self.max_rounds, self.spending)[j]
+
     @property
     def alpha_look(self) -> float:
-        return self.alpha / self.looks
+        """The level of the latest look (the first before any)."""
+        return self.level(self.rounds_done)
 
     @property
     def survivors(self) -> list[str]:
@@ -104,9 +149,13 @@ class Race:
             self.stopped = NONE
         elif len(alive) == 1:
             self.stopped = WINNER
-        elif self._all_within_delta(alive):
-            self.stopped = TIE
-        elif round_no >= self.max_rounds:
+        else:
+            good, equivalent = self._bounds_within_delta(alive, round_no)
+            if equivalent:
+                self.stopped = TIE
+            elif good:
+                self.stopped = GOOD
+        if not self.stopped and round_no >= self.max_rounds:
             self.stopped = BUDGET
         return out
 
@@ -150,11 +199,12 @@ class Race:
         if not pairs:
             return []
         tests = [self.pair(a, b) for a, b in pairs]
+        level = self.level(round_no)
         p_holm = holm([t["p"] for t in tests])
         lead = self.leader(alive)
         losers: dict[str, tuple] = {}
         for (a, b), t, ph in zip(pairs, tests, p_holm):
-            if not ph < self.alpha_look or not math.isfinite(t["ratio"]) or t["ratio"] == 1:
+            if not ph < level or not math.isfinite(t["ratio"]) or t["ratio"] == 1:
                 continue
             b_better = (t["ratio"] > 1) == (self.better == "higher")
             loser, winner = (a, b) if b_better else (b, a)
@@ -168,32 +218,43 @@ class Race:
         for lv, (winner, ratio, ci, ph, t) in losers.items():
             if lv == lead:      # cannot happen with consistent estimates; never drop the leader
                 continue
-            e = Elimination(lv, round_no, winner, ratio, ci, t["p"], float(ph), t["test"], self.alpha_look)
+            e = Elimination(lv, round_no, winner, ratio, ci, t["p"], float(ph), t["test"], level)
             self.eliminated[lv] = e
             out.append(e)
         return out
 
-    def _all_within_delta(self, alive: list[str]) -> bool:
-        """Every survivor's one-sided bound of its ratio to the leader within delta."""
+    def _bounds_within_delta(self, alive: list[str], round_no: int) -> tuple[bool, bool]:
+        """(no survivor is delta better than the leader, every survivor is also within delta
+        below it): each survivor's one-sided bounds of its ratio to the leader at this look's
+        level split over the survivors compared (the leader is chosen by the data, so the
+        comparison that matters, the truly best against the leader, may be any of them)."""
         lead = self.leader(alive)
+        # half the look's level: a race that stops this way has chosen wrongly (the best
+        # ahead of its leader by delta or more) with at most alpha / 2 over all its looks;
+        # an elimination of the best, the one-sided half of a two-sided test, at most
+        # alpha / 2 more: P(correct selection) >= 1 - alpha when the best leads by delta
+        level = self.level(round_no) / 2 / max(1, len(alive) - 1)
+        good = equivalent = True
         for lv in alive:
             if lv == lead:
                 continue
-            bound = self.equivalence_bound(lead, lv)
-            if not math.isfinite(bound):
-                return False
-            if (self.better == "higher" and bound < 1 - self.delta) or \
-               (self.better == "lower" and bound > 1 + self.delta):
-                return False
-        return True
+            worse, better = self.ratio_bounds(lead, lv, level)
+            if not (math.isfinite(worse) and math.isfinite(better)):
+                return False, False
+            up = self.better == "higher"
+            good &= better < 1 + self.delta if up else better > 1 - self.delta
+            equivalent &= worse > 1 - self.delta if up else worse < 1 + self.delta
+        return good, good and equivalent
 
-    def equivalence_bound(self, lead: str, other: str) -> float:
-        """The one-sided (1 - alpha/looks) bound of other/leader on the losing side: the
-        lower bound when higher is better, the upper when lower is."""
+    def ratio_bounds(self, lead: str, other: str, level: float) -> tuple[float, float]:
+        """One-sided (1 - level) bounds of other/leader by the answer's paired t on the
+        within-round log ratios: (the bound on the losing side, the one on the winning
+        side): (lower, upper) when higher is better, (upper, lower) when lower is."""
         rounds = self.common_rounds([lead, other])
         if len(rounds) < self.min_rounds or not (self._positive(lead, rounds) and self._positive(other, rounds)):
-            return math.nan
+            return math.nan, math.nan
         d = np.log([self.values[other][r] for r in rounds]) - np.log([self.values[lead][r] for r in rounds])
         se = np.std(d, ddof=1) / math.sqrt(len(d))
-        t = stats.t.ppf(1 - self.alpha_look, len(d) - 1)
-        return float(math.exp(d.mean() - t * se if self.better == "higher" else d.mean() + t * se))
+        t = stats.t.ppf(1 - level, len(d) - 1)
+        lo, hi = math.exp(d.mean() - t * se), math.exp(d.mean() + t * se)
+        return (lo, hi) if self.better == "higher" else (hi, lo)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from fslab.system import cpu
 from fslab.system import devstat
+from fslab.metrics import declared
 from fslab.records import Measurement
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -96,30 +97,28 @@ class UnitAccount:
 
     def measurements(self, fio_doc: dict | None, elapsed_s: float,
                      artifact: str | None = None) -> list[Measurement]:
-        def m(metric, value, unit, better=None):
-            return Measurement(metric, float(value), unit, better, artifact)
-        out = [m("cpu_seconds", self.cpu_seconds, "s")]
+        def m(metric, value):
+            return declared("fio").measure(metric, value, artifact)
+        out = [m("cpu_seconds", self.cpu_seconds)]
         if self.daemon_cpu_seconds is not None:
-            out.append(m("daemon_cpu_seconds", self.daemon_cpu_seconds, "s"))
+            out.append(m("daemon_cpu_seconds", self.daemon_cpu_seconds))
         if self.devices:
-            out += [m("device_read_bytes", self.dev.read_bytes, "B"),
-                    m("device_write_bytes", self.dev.write_bytes, "B"),
-                    m("device_ios", self.dev.ios, "count"),
-                    m("device_busy_time", self.dev.busy_ms / 1000.0, "s")]
+            out += [m("device_read_bytes", self.dev.read_bytes),
+                    m("device_write_bytes", self.dev.write_bytes),
+                    m("device_ios", self.dev.ios),
+                    m("device_busy_time", self.dev.busy_ms / 1000.0)]
         if fio_doc is None:
             return out
         t = fio_totals(fio_doc)
-        out += [m("read_io_bytes", t.read_bytes, "B"), m("write_io_bytes", t.write_bytes, "B")]
+        out += [m("read_io_bytes", t.read_bytes), m("write_io_bytes", t.write_bytes)]
         if self.devices and t.read_bytes > 0:
-            out.append(m("device_read_share", self.dev.read_bytes / t.read_bytes, "ratio"))
+            out.append(m("device_read_share", self.dev.read_bytes / t.read_bytes))
         if self.devices and t.write_bytes > 0:
-            out.append(m("write_amplification", self.dev.write_bytes / t.write_bytes, "ratio",
-                         "lower"))
+            out.append(m("write_amplification", self.dev.write_bytes / t.write_bytes))
         if self.cpu_seconds > 0 and t.ops > 0:
-            out.append(m("ops_per_cpu_second", t.ops / self.cpu_seconds, "ops/CPU-s", "higher"))
+            out.append(m("ops_per_cpu_second", t.ops / self.cpu_seconds))
             if elapsed_s > 0 and self.cpu_busy_percent > 0:
                 # S0's "efficiency": IOPS per % of the machine's CPU (a rescaling of the
                 # line above, so described but not ranked a second time)
-                out.append(m("ops_per_cpu_percent", t.ops / elapsed_s / self.cpu_busy_percent,
-                             "ops/s per CPU%"))
+                out.append(m("ops_per_cpu_percent", t.ops / elapsed_s / self.cpu_busy_percent))
         return out

@@ -19,8 +19,12 @@ import orjson
 
 from fslab.errors import FslabError
 from fslab.fio.clones import merge_clones
-from fslab.metrics.declared import DIRECTIONS, RW_DIRECTIONS
+from fslab.metrics import Catalogue
+from fslab.metrics.declared import DIRECTIONS, FIO_JOB, RW_DIRECTIONS
 from fslab.records import Measurement
+
+# what fio says of a job, as the catalogue declares it (units and directions live there)
+JOB = Catalogue(FIO_JOB)
 
 PERCENTILES = {"50.000000": "p50", "99.000000": "p99", "99.900000": "p99.9"}
 _AGGREGATE_JOBNAME = "All clients"
@@ -252,11 +256,10 @@ def _job_values(job: dict, options: dict) -> list[Measurement]:
             continue
         runtime_ms = float(d.get("runtime", 0) or 0)
         short = did_io and 0 < runtime_ms < SHORT_RUN_MS
-        rank = None if short else "higher"
-        out.append(Measurement(f"{direction}_iops", float(d.get("iops", 0) or 0), "ops/s", rank))
-        out.append(Measurement(f"{direction}_bw", _bytes_per_s(d), "B/s", rank))
+        out.append(JOB.measure(f"{direction}_iops", float(d.get("iops", 0) or 0), ranked=not short))
+        out.append(JOB.measure(f"{direction}_bw", _bytes_per_s(d), ranked=not short))
         if short:
-            out.append(Measurement(f"{direction}_runtime", runtime_ms / 1000, "s", None))
+            out.append(JOB.measure(f"{direction}_runtime", runtime_ms / 1000))
         if did_io:
             out.extend(_latencies(direction, d))
     # fsync/fdatasync latency: fio counts only fsyncs in total_ios (an fdatasync=1 job says
@@ -269,14 +272,14 @@ def _job_values(job: dict, options: dict) -> list[Measurement]:
     # in the same time costs more; a FUSE daemon's work is missing from it altogether)
     for key in ("usr_cpu", "sys_cpu"):
         if key in job:
-            out.append(Measurement(key, float(job[key]), "%", None))
-    out.append(Measurement("error", float(job.get("error", 0) or 0), "code", None))
+            out.append(JOB.measure(key, float(job[key])))
+    out.append(JOB.measure("error", float(job.get("error", 0) or 0)))
     if job.get("clones"):   # merged clones: how many, and the per-clone mean (fio/clones.py)
-        out.append(Measurement("clones", float(job["clones"]), "count", None))
+        out.append(JOB.measure("clones", float(job["clones"])))
         for direction, per in (job.get("per_job") or {}).items():
             if any(m.metric == f"{direction}_iops" for m in out):
-                out.append(Measurement(f"{direction}_iops_per_job", per["iops"], "ops/s", None))
-                out.append(Measurement(f"{direction}_bw_per_job", per["bw_bytes"], "B/s", None))
+                out.append(JOB.measure(f"{direction}_iops_per_job", per["iops"]))
+                out.append(JOB.measure(f"{direction}_bw_per_job", per["bw_bytes"]))
     return out
 
 
@@ -297,14 +300,12 @@ def _latencies(prefix: str, d: dict) -> list[Measurement]:
             continue
         for stat in ("mean", "min", "max"):
             if stat in stats:
-                out.append(Measurement(f"{prefix}_{kind}_{stat}", float(stats[stat]) * scale,
-                                       "ns", "lower"))
+                out.append(JOB.measure(f"{prefix}_{kind}_{stat}", float(stats[stat]) * scale))
         pct = stats.get("percentile")
         if isinstance(pct, dict):
             for key, label in PERCENTILES.items():
                 if key in pct:
-                    out.append(Measurement(f"{prefix}_{kind}_{label}", float(pct[key]) * scale,
-                                           "ns", "lower"))
+                    out.append(JOB.measure(f"{prefix}_{kind}_{label}", float(pct[key]) * scale))
     return out
 
 

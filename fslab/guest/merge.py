@@ -75,3 +75,15 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
             db.executemany(sql, [tuple(r[c] for c in cols) for r in rows])
     return {"units": len(units), "records": len(records), "guest_run_id": grun,
             "status": run["status"], "environment": orjson.loads(run["environment"] or "{}")}
+
+
+# what the guest's fslab recorded that describes the measurements themselves, so the host's
+# reports read it as for a local run: the tools that made them (OpenZFS in the guest), the
+# options in effect, and each suite's own words (cache policy, copy mode, which history an
+# aging run replayed and what stood in for it)
+GUEST_FACTS = ("tools", "filesystems", "workloads")
+
+
+def host_environment(guest_environment: dict) -> dict:
+    """The part of the guest run's environment the host run's takes over as its own."""
+    return {k: guest_environment.get(k) or {} for k in GUEST_FACTS}

@@ -119,6 +119,24 @@ DEVICE_COUNTERS = ("device_read_bytes", "device_write_bytes", "device_read_share
                    "write_amplification")
 DEVICE_SHARES = ("device_read_share", "write_amplification")
 
+# --- what reached the devices during a step without fio (fslab/workloads/support/devices.py) --
+
+
+def step_devices(prefix: str = "") -> tuple[Metric, ...]:
+    """The device counters of a timed step (named with `prefix` where a suite counts several
+    steps): described, never ranked; the shares are of the bytes the step moved, not fio's."""
+    said = prefix.replace("_", " ")
+    return (Metric(f"{prefix}device_read_bytes", "B"),
+            Metric(f"{prefix}device_write_bytes", "B"),
+            Metric(f"{prefix}device_ios", "count"),
+            Metric(f"{prefix}write_amplification", "ratio",
+                   label=f"{said}write amplification (device ÷ bytes written)"),
+            Metric(f"{prefix}device_read_share", "ratio",
+                   label=f"{said}share of reads that reached the device"))
+
+
+STEP_DEVICES = step_devices()
+
 # --- a timed step (fslab/system/measure.py) -------------------------------------------------
 
 STEP_USAGE: tuple[Metric, ...] = (
@@ -219,7 +237,8 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         *SPACE,
         # the question: space per small file (not the space saving it also records)
         Metric("space_overhead_per_file", "B", "lower", answer_rank=2),
-        Metric("create_time", "s", "lower")),
+        Metric("create_time", "s", "lower"),
+        *STEP_DEVICES),
     "largefile": (
         # the question: large-file creation time (not the space saving it also records)
         Metric("total_time", "s", "lower", quantity="time to write", answer_rank=3),
@@ -227,7 +246,8 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         CPU_BUSY,
         *SPACE,
         Metric("write_throughput_physical", "B/s"),
-        Metric("zpool_capacity_pct", "%")),
+        Metric("zpool_capacity_pct", "%"),
+        *STEP_DEVICES),
     # the question: dedup's space saving (not its read phase's IOPS)
     "dedup": (
         *SPACE,
@@ -240,7 +260,10 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         Metric("df_used", "B", label="df Used after the tree"),
         Metric("df_used_overhead_pct", "%", "lower", label="df Used over the data (the study's overhead)",
                quantity="space used"),
-        *FIO_JOB),
+        *step_devices("setup_"),
+        # the read phase is a fio unit
+        *FIO_JOB,
+        *FIO_UNIT),
     "capacity": (
         CAPACITY_INITIAL,
         Metric("available_bytes", "B", "higher", quantity="usable space", answer_rank=30),
@@ -254,7 +277,8 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         Metric("elapsed_with_writeback", "s", "lower", label="time incl. writeback",
                quantity="time to disk", answer_rank=20),
         CAPACITY_INITIAL,
-        Metric("capacity_residual", "%", "higher")),
+        Metric("capacity_residual", "%", "higher"),
+        *STEP_DEVICES),
     "enospc": _ENOSPC,
     "crash": (
         Metric("crash_consistent", "bool", "higher"),

@@ -81,7 +81,7 @@ def trials(suites: Iterable[str]) -> dict[str, str]:
 def measure(suite: str, metric: str, value: float, artifact: str | None = None,
             **kw) -> Measurement:
     """A Measurement of a metric `suite` declares (unit and direction from its declaration)."""
-    m = declared(suite).find(metric) if declared(suite) else None
-    if m is None:
+    cat = declared(suite)
+    if cat is None or metric not in cat:
         raise KeyError(f"suite {suite!r} declares no metric {metric!r} (fslab/metrics/declared.py)")
-    return m.measure(value, artifact, name=metric, **kw)
+    return cat.measure(metric, value, artifact, **kw)

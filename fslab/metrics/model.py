@@ -105,3 +105,14 @@ class Catalogue:
 
     def trials(self) -> dict[str, str]:
         return {m.key: m.trials for m in self.metrics if m.trials}
+
+    def measure(self, name: str, value: float, artifact: str | None = None, *,
+                ranked: bool = True, case: str | None = None,
+                params: dict | None = None) -> Measurement:
+        """A Measurement of the metric `name` with the unit and direction declared here: a
+        suite emits through its declaration, so a name it did not declare is an error, not a
+        record without meaning."""
+        m = self.find(name)
+        if m is None:
+            raise KeyError(f"no metric {name!r} is declared here (fslab/metrics/declared.py)")
+        return m.measure(value, artifact, name=name, ranked=ranked, case=case, params=params)

@@ -2,6 +2,8 @@
 
 A plan is TOML validated by pydantic. Errors name the file, the line and the field.
 CLI flags build the same Plan object (fslab/run/flags.py), so a plan file and flags are interchangeable.
+A plan is frozen: built once (fslab/run/flags.py), then read; a change (the filesystem
+mounted at --mountpoint, a race's candidates) is a new plan (`model_copy(update=...)`).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def default_page_cache(profile_name: str) -> str:
 
 
 class RunSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     profile: str = "quick"
     iterations: int | None = Field(None, ge=1, le=1000)   # None: the profile's default
     # a reference study's own repetitions: used at --profile paper (where `iterations` is unset);
@@ -57,7 +59,7 @@ class RunSection(BaseModel):
 
 
 class FilesystemSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
     variant: str = "default"
     mkfs_options: list[str] = []
@@ -84,7 +86,7 @@ class FilesystemSpec(BaseModel):
 
 class SuiteSpec(BaseModel):
     """[[suite]]: kind picks the workload; every other key is that suite's own options."""
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", frozen=True)
     kind: str
     workloads: list[str] | None = None   # which cases of the suite (None: its defaults)
 
@@ -112,7 +114,7 @@ class SuiteSpec(BaseModel):
 class DecideSection(BaseModel):
     """[decide]: this run is a race of its [[filesystem]] candidates (fslab decide,
     fslab/decide/): the rounds after run.iterations go to the survivors only."""
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     metric: str | None = None            # None: each workload's answer metric
     delta: float = Field(0.03, gt=0, lt=1)   # indifference zone: closer than this is a tie
     max_rounds: int = Field(10, ge=3, le=1000)
@@ -124,7 +126,7 @@ class DecideSection(BaseModel):
 
 
 class Plan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     run: RunSection = RunSection()
     decide: DecideSection | None = None
     filesystem: list[FilesystemSpec] = []
@@ -186,11 +188,14 @@ def validation_error(e: ValidationError, text: str, source: str, field_loc: tupl
 def load(path: str | Path) -> Plan:
     plan = parse(read_text(path, "plan"), str(path))
     base = Path(path).absolute().parent
-    for s in plan.suite:   # job files are named relative to the plan
+
+    def absolute(s: SuiteSpec) -> SuiteSpec:   # job files are named relative to the plan
         files = (s.model_extra or {}).get("job_files")
-        if isinstance(files, list):
-            s.model_extra["job_files"] = [str(base / f) for f in files]
-    return plan
+        if not isinstance(files, list):
+            return s
+        return SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **{
+            **s.model_extra, "job_files": [str(base / f) for f in files]}})
+    return plan.model_copy(update={"suite": [absolute(s) for s in plan.suite]})
 
 
 def parse(text: str, source: str = "<plan>") -> Plan:
@@ -199,7 +204,7 @@ def parse(text: str, source: str = "<plan>") -> Plan:
         plan = Plan.model_validate(data)
     except ValidationError as e:
         raise validation_error(e, text, source) from None
-    plan.source_text, plan.source_path = text, source
+    plan = plan.model_copy(update={"source_text": text, "source_path": source})
     plan.check_unique_variants()
     return plan
 
@@ -239,10 +244,12 @@ def _line_of(text: str, loc: tuple) -> int | None:
 def from_cli(fs: list[str | FilesystemSpec], suites: list[str], profile: str,
              iterations: int | None, seed: int, mkfs_options: list[str] | None = None,
              mount_options: list[str] | None = None,
-             fio_options: dict[str, str] | None = None, adaptive: bool = False) -> Plan:
+             fio_options: dict[str, str] | None = None, adaptive: bool = False,
+             with_text: bool = True) -> Plan:
     """The plan that `fslab run --fs ... --suite ...` means. `fs` items are specs (a variant's
     own options, fslab/plan/variants.py) or 'zfs:variant'; mkfs_options and mount_options
-    (--mkfs-options, --mount-options) are added to every one."""
+    (--mkfs-options, --mount-options) are added to every one. `with_text=False`: its stored
+    text is the caller's to write (once, when it has laid on what else it adds)."""
     fss = []
     for item in fs:
         if isinstance(item, str):
@@ -257,11 +264,9 @@ def from_cli(fs: list[str | FilesystemSpec], suites: list[str], profile: str,
                  if (fio_options and s == "fio") else {})
         suite_specs.append(SuiteSpec(kind=s, **extra))
     plan = Plan(run=RunSection(profile=profile, iterations=iterations, seed=seed, adaptive=adaptive),
-                filesystem=fss, suite=suite_specs)
-    plan.source_text = to_toml(plan)
-    plan.source_path = "<command line>"
+                filesystem=fss, suite=suite_specs, source_path="<command line>")
     plan.check_unique_variants()
-    return plan
+    return plan.model_copy(update={"source_text": to_toml(plan)}) if with_text else plan
 
 
 def to_toml(plan: Plan) -> str:

@@ -23,7 +23,6 @@ from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.session import Executor, Outcome, RunSession
 from fslab.store import Store
 from fslab.store.environment import RunEnvironment
-from fslab.run.scheduler import build_units
 from fslab.remote.client import Endpoint
 from fslab.remote.local import LocalHost
 from fslab.remote.ssh import AgentHost, LoopbackForward, ssh_transport
@@ -42,7 +41,7 @@ class HostsExecutor(Executor):
             raise FslabError("adaptive iterations are not supported across hosts yet: "
                              "give a fixed --iterations N")
         self.hosts = _hosts_config(session.plan, session.store, self.hosts_path, session.resume)
-        self.units, self.notes = _fio_units(session.plan)
+        self.units, self.notes = _fio_units(session.schedule)
         if any(h.is_local for h in self.hosts.host) and not is_root():
             raise FslabError("local hosts need root (loop devices, mounts, network namespaces)")
 
@@ -91,9 +90,10 @@ def _hosts_config(plan: Plan, store: Store, path: Path | None, run_id: str | Non
     raise FslabError("no hosts: pass --hosts hosts.toml or add a [hosts] table to the plan")
 
 
-def _fio_units(plan: Plan):
-    """The plan's fio units in the scheduler's seeded order (other suites cannot go remote)."""
-    units, notes = build_units(plan, host="")
+def _fio_units(schedule):
+    """The schedule's fio units in its seeded order (other suites cannot go remote); which
+    filesystems a host can make is the host's to say."""
+    units, notes = schedule.units(host=""), schedule.notes
     others = sorted({u.suite.name for u in units if u.suite.name != "fio"})
     if others:
         notes.append(f"suite(s) {', '.join(others)} skipped: only fio runs across hosts "

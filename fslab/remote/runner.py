@@ -29,7 +29,7 @@ from fslab.records import AGGREGATE_HOST, Measurement, UnitKey, stamp
 from fslab.remote.client import ClientRun, Endpoint, run_clients
 from fslab.remote.hosts import HostSpec, HostsFile
 from fslab.remote.ssh import HostLost
-from fslab.run.scheduler import Unit
+from fslab.run.schedule import Unit
 from fslab.store import Store
 from fslab.workloads.fio import job_text
 

@@ -74,6 +74,8 @@ class Panel:
         pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 1.0)
         lo = lo if (zero and lo == 0 and not log) else lo - pad
         hi = hi if (zero and hi == 0 and not log) else hi + pad
+        if not hi > lo:   # bars of all zeros (no major page faults anywhere): an axis 0..1
+            hi = lo + 1.0
         self.xlim, self.ylim, self.log, self.xlog = xlim, (lo, hi), log, xlog
 
     def x(self, v: float) -> float:

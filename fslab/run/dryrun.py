@@ -15,7 +15,7 @@ from typing import Any
 
 from fslab.records import canonical_params
 from fslab.filesystems import get as driver_get
-from fslab.run.scheduler import plan_pairs
+from fslab.run.schedule import Schedule
 from fslab.plan.variants import item_text
 from fslab.analysis.significance import rounds_needed
 from fslab.metrics.format import human, number
@@ -23,9 +23,11 @@ from fslab.plan import FilesystemSpec
 from fslab.report.options import print_table, spec_options
 
 
-def outline(plan, store=None, target: str = "loop") -> dict[str, Any]:
-    """The plan as a run would expand it: {"cases": [...], "estimate_seconds", ...}."""
-    pairs, notes = plan_pairs(plan, judge_availability=False)
+def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
+    """The plan as a run would expand it (its `schedule`, fslab/run/schedule.py):
+    {"cases": [...], "estimate_seconds", ...}."""
+    schedule = schedule or Schedule.of(plan)
+    pairs, notes = schedule.pairs, schedule.notes
     past = _past_durations(store, plan.run.profile) if store is not None else {}
     unavailable = {}
     for spec in plan.filesystem:

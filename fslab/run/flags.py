@@ -9,42 +9,53 @@ from fslab import plan as plans
 from fslab.errors import FslabError
 
 
-def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None) -> None:
-    """--page-cache and --baseline raw, written into the plan so the stored plan says them."""
-    if page_cache is None and baseline is None:
-        return
+def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None):
+    """--page-cache and --baseline raw laid onto a plan (a new plan: the stored text is the
+    caller's to write)."""
+    run, fss = the_plan.run, the_plan.filesystem
     if page_cache is not None:
         if page_cache not in plans.PAGE_CACHE_POLICIES:
             raise FslabError(f"--page-cache {page_cache!r}: choose off or on")
-        the_plan.run.page_cache = page_cache
+        run = run.model_copy(update={"page_cache": page_cache})
     if baseline is not None:
         if baseline != "raw":
             raise FslabError(f"--baseline {baseline!r}: the only baseline is raw (the bare device)")
-        if not any(f.name == "raw" for f in the_plan.filesystem):
-            the_plan.filesystem.append(plans.FilesystemSpec(name="raw"))
-    the_plan.source_text = plans.to_toml(the_plan)
+        if not any(f.name == "raw" for f in fss):
+            fss = [*fss, plans.FilesystemSpec(name="raw")]
+    return the_plan.model_copy(update={"run": run, "filesystem": fss})
 
 
 def from_flags(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
-                adaptive=False, job=(), image_size=None):
-    p = _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
-                                 mount_options, adaptive, bool(job))
+               adaptive=False, job=(), image_size=None, page_cache=None, baseline=None,
+               with_text=True):
+    """The plan `fslab run` means: built once from the flags, then never edited. Its
+    stored text is the plan file as written when no flag changed it, else the plan as
+    built (one serialisation; job files named by absolute path). `with_text=False`: the
+    caller builds on it and writes the text itself."""
+    p, rewrite = _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio,
+                               mkfs_options, mount_options, adaptive, bool(job))
     if image_size and not job:   # every filesystem's loop image (job files size their own)
-        for f in p.filesystem:
-            f.image_size = image_size
-        p.source_text = plans.to_toml(p)
+        p = p.model_copy(update={"filesystem": [f.model_copy(update={"image_size": image_size})
+                                                for f in p.filesystem]})
+        rewrite = True
     # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
     from fslab.workloads.support.jobfile import add_job_files
     fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
-    if add_job_files(p, job, image_size if job else None, profile_explicit=bool(profile) or (
-            plan_file is not None and "profile" in p.run.model_fields_set),
-            fio_options={k.strip(): v.strip() for k, v in fio_opts.items()}):
-        p.source_text = plans.to_toml(p)   # the stored plan names the files by absolute path
+    p, with_jobs = add_job_files(p, job, image_size if job else None, profile_explicit=bool(
+        profile) or (plan_file is not None and "profile" in p.run.model_fields_set),
+        fio_options={k.strip(): v.strip() for k, v in fio_opts.items()})
+    if page_cache is not None or baseline is not None:
+        p = apply_cache_and_baseline(p, page_cache, baseline)
+    if with_text and (rewrite or with_jobs or page_cache is not None or baseline is not None):
+        p = p.model_copy(update={"source_text": plans.to_toml(p)})
+    p.check_unique_variants()
     return p
 
 
 def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options,
-                             mount_options, adaptive, have_jobs):
+                  mount_options, adaptive, have_jobs):
+    """(the plan of the flags without --job and --image-size, whether its text must be
+    written anew)."""
     fio_opts = {}
     for item in fio:
         k, sep, v = item.partition("=")
@@ -61,56 +72,60 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
     items = parse_fs(fs) if fs is not None else None
     if plan_file:
         p = plans.load(plan_file)
+        fss, suites = list(p.filesystem), list(p.suite)
         if items:   # keep the plan's variants of the named filesystems, add plain ones otherwise
-            p.filesystem = _chosen(p.filesystem, items)
+            fss = _chosen(fss, items)
         if suite:
             wanted = [x.strip() for x in suite.split(",")]
-            p.suite = [s for s in p.suite if s.kind in wanted] + \
-                [plans.SuiteSpec(kind=w) for w in wanted if w not in {s.kind for s in p.suite}]
+            suites = [s for s in suites if s.kind in wanted] + \
+                [plans.SuiteSpec(kind=w) for w in wanted if w not in {s.kind for s in suites}]
+        run = {}
         if profile:
-            p.run.profile = plans.RunSection(profile=profile).profile
+            run["profile"] = plans.RunSection(profile=profile).profile
         if iterations:
-            p.run.iterations = iterations
+            run["iterations"] = iterations
         if seed is not None:
-            p.run.seed = seed
+            run["seed"] = seed
         if adaptive:
-            p.run.adaptive = True
-        refuse_options_for_all(p.filesystem, mkfs_options if mkfs else None,
+            run["adaptive"] = True
+        refuse_options_for_all(fss, mkfs_options if mkfs else None,
                                mount_options if mnt else None)
-        for f in p.filesystem:
-            if mkfs:
-                f.mkfs_options = [*f.mkfs_options, *mkfs]
-            if mnt:
-                f.mount_options = [*f.mount_options, *mnt]
+        if mkfs or mnt:
+            fss = [f.model_copy(update={"mkfs_options": [*f.mkfs_options, *(mkfs or ())],
+                                        "mount_options": [*f.mount_options, *(mnt or ())]})
+                   for f in fss]
         if fio_opts:   # --fio wins over the plan, at every profile (its overlays too)
-            for s in p.suite:
-                if s.kind == "fio":
-                    merged = {**(s.options.get("fio") or {}), **fio_opts}
-                    setattr(s, "fio", merged)
-                    s.model_extra["fio"] = merged
-                    # what the user typed runs as typed: the profile scales the plan's values only
-                    unscaled = sorted({*(s.options.get("unscaled") or ()), *fio_opts})
-                    setattr(s, "unscaled", unscaled)
-                    s.model_extra["unscaled"] = unscaled
-                    for overlay in ((s.model_extra.get("profiles") or {}).values()):
-                        if isinstance(overlay, dict) and "fio" in overlay:
-                            overlay["fio"] = {**overlay["fio"], **fio_opts}
-        if not p.filesystem:
-            p.filesystem = [plans.FilesystemSpec(name=n) for n in DEFAULT_FS]
-        if not p.suite and not have_jobs:
-            p.suite = [plans.SuiteSpec(kind="fio")]
-        text = p.source_text
+            suites = [_with_fio(s, fio_opts) if s.kind == "fio" else s for s in suites]
+        if not fss:
+            fss = [plans.FilesystemSpec(name=n) for n in DEFAULT_FS]
+        if not suites and not have_jobs:
+            suites = [plans.SuiteSpec(kind="fio")]
         changed = any([fs, suite, profile, iterations, seed is not None, mkfs, mnt, fio_opts,
                        adaptive])
-        p.source_text = plans.to_toml(p) if changed else text
+        p = p.model_copy(update={"run": p.run.model_copy(update=run), "filesystem": fss,
+                                 "suite": suites})
         p.check_unique_variants()
-        return p
+        return p, changed
     specs = [plans.FilesystemSpec(**spec_fields(v)) for v in items] if items else \
         [plans.FilesystemSpec(name=n) for n in DEFAULT_FS]
     refuse_options_for_all(specs, mkfs_options if mkfs else None, mount_options if mnt else None)
     suites = [x.strip() for x in (suite or ("" if have_jobs else "fio")).split(",") if x.strip()]
     return plans.from_cli(specs, suites, profile or "quick", iterations,
-                          42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive)
+                          42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive,
+                          with_text=False), True
+
+
+def _with_fio(s, fio_opts: dict[str, str]):
+    """A fio [[suite]] with --fio's options over its own, in its profile overlays too; what
+    the user typed runs as typed (`unscaled`): the profile scales the plan's values only."""
+    extra = dict(s.model_extra or {})
+    extra["fio"] = {**(s.options.get("fio") or {}), **fio_opts}
+    extra["unscaled"] = sorted({*(s.options.get("unscaled") or ()), *fio_opts})
+    if isinstance(extra.get("profiles"), dict):
+        extra["profiles"] = {name: ({**overlay, "fio": {**overlay["fio"], **fio_opts}}
+                                    if isinstance(overlay, dict) and "fio" in overlay else overlay)
+                             for name, overlay in extra["profiles"].items()}
+    return plans.SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **extra})
 
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs", "zfs")

@@ -20,15 +20,16 @@ from rich.console import Console
 from rich.markup import escape
 
 import fslab
-from fslab import plan as plans, filesystems, workloads
+from fslab import plan as plans
 from fslab.system import state
 from fslab.errors import FslabError
 from fslab.guest import accel, cached_image, capable
 from fslab.guest.image import ensure_image
-from fslab.guest.merge import merge
+from fslab.guest.merge import host_environment, merge
 from fslab.guest.qemu import Guest
 from fslab.plan import Plan
 from fslab.plan.profiles import GiB, MiB, parse_size
+from fslab.run.schedule import Schedule
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir
 from fslab.store import Store
 from fslab.system.proc import which
@@ -42,25 +43,20 @@ def guest_label(accel_name: str) -> str:
     return f"guest-{accel_name}"
 
 
-def data_disk_bytes(plan: Plan) -> int:
+def data_disk_bytes(schedule) -> int:
     """Virtual size of the guest's data disk: room for the largest filesystem's images, twice.
 
     The file is sparse and the guest mounts it with discard, so generosity costs
     the host nothing until the bytes are written.
     """
+    plan = schedule.plan
     largest = plan.profile.min_image_bytes
-    for spec in plan.filesystem:
+    for v in schedule.variants:
+        spec = v.spec
         size = parse_size(spec.image_size) if spec.image_size else plan.profile.min_image_bytes
-        try:
-            size = max(size, filesystems.get(spec.name).min_bytes)
-        except FslabError:
-            pass
-        for s in plan.suite:
-            try:
-                for case in workloads.get(s.kind).cases(s, plan.profile):
-                    size = max(size, case.image_bytes)
-            except Exception:   # the guest reports plan errors itself, with context
-                pass
+        # every case, even one this host would not run there: the guest judges for itself
+        size = max([size, v.driver.min_bytes,
+                    *(case.image_bytes for _, _, cases in schedule.suite_cases for case in cases)])
         largest = max(largest, size * spec.devices)
     size = max(16 * GiB, 3 * largest + 4 * GiB)
     return -(-size // MiB) * MiB   # whole MiB: cache=none (O_DIRECT) needs aligned sizes
@@ -96,12 +92,14 @@ class GuestExecutor(Executor):
 
     def execute(self, session: RunSession) -> Outcome:
         return run_in_guest(session.plan, session.store, session.run_id, session.console,
-                            resume=bool(session.resume))
+                            resume=bool(session.resume), schedule=session.schedule)
 
 
 def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
-                 timeout_s: float | None = None, resume: bool = False) -> Outcome:
-    """Run `plan` inside one guest and merge its records into `store` under `run_id`.
+                 timeout_s: float | None = None, resume: bool = False,
+                 schedule: Schedule | None = None) -> Outcome:
+    """Run `plan` inside one guest and merge its records into `store` under `run_id`
+    (`schedule`: the plan expanded, when the caller has it).
 
     The guest never outlives this call. Ctrl-C (or SIGTERM, or the time limit) asks the
     guest to stop as Ctrl-C would stop a local run, and what it measured is merged; a
@@ -133,7 +131,8 @@ def run_in_guest(plan: Plan, store: Store, run_id: str, console: Console,
     work = scratch_dir("fslab-guest-")
     state.note("dir", str(work))   # until the guest owns it: a failed setup leaves nothing
     try:
-        guest = _prepare(plan, image, verdict["accel"], work, logdir, console, seed)
+        guest = _prepare(schedule or Schedule.of(plan), image, verdict["accel"], work, logdir,
+                         console, seed)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         state.forget("dir", str(work))
@@ -219,9 +218,7 @@ def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str,
         "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                   "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
                   "environment": merged["environment"]},
-        # the tools that made the records (e.g. "zfs implementation": OpenZFS in the guest)
-        "tools": merged["environment"].get("tools", {}),
-        "filesystems": merged["environment"].get("filesystems", {})})
+        **host_environment(merged["environment"])})
     log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
         f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
     return merged
@@ -254,18 +251,18 @@ def _earlier_attempt(store: Store, run_id: str, logdir: Path, log) -> tuple[Path
     return None
 
 
-def _prepare(plan: Plan, image, accel_name: str, work: Path, logdir: Path,
+def _prepare(schedule: Schedule, image, accel_name: str, work: Path, logdir: Path,
              console: Console, seed: tuple[Path, str] | None = None) -> Guest:
     """The job share (fslab's source, the plan or the store to resume, job.json), the
     data disk, and the Guest."""
     job = work / "job"
     (job / "src").mkdir(parents=True)
     _copy_source(job / "src")
-    guest_plan = plan.model_copy(update={"target": {}, "hosts": None})
+    guest_plan = schedule.plan.model_copy(update={"target": {}, "hosts": None})
     (job / "plan.toml").write_text(plans.to_toml(guest_plan))
     data = work / "data.img"
     with open(data, "wb") as f:
-        f.truncate(data_disk_bytes(plan))
+        f.truncate(data_disk_bytes(schedule))
     what = ["/job/plan.toml"]
     if seed:
         shutil.copyfile(seed[0], job / "seed.sqlite")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.plan import FilesystemSpec, Plan
+from fslab.run.schedule import Schedule
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
 from fslab.system import state
 from fslab.system.proc import is_root
@@ -39,8 +40,12 @@ class LocalExecutor(Executor):
                              "run it as root, or pass --mountpoint DIR to test an existing directory")
         self.make_target, self.mountpoint_dir, self.info = _target_factory(
             self.kind, self.device, self.destroy_data, self.mountpoint, self.workdir, session.plan)
+        self.schedule = session.schedule
         if self.mountpoint_dir is not None:   # measure what is mounted there, whatever the plan said
-            session.plan.filesystem = [FilesystemSpec(name=self.info["fstype"], variant="existing")]
+            mounted = session.plan.model_copy(update={"filesystem": [
+                FilesystemSpec(name=self.info["fstype"], variant="existing")]})
+            self.schedule = Schedule.of(mounted, existing=True)
+            session.measure_instead(mounted, self.schedule)
             return
         if not self._probe:
             return
@@ -52,7 +57,8 @@ class LocalExecutor(Executor):
         return self.info
 
     def environment(self, plan: Plan) -> dict:
-        env = {"job_files": environment_of(plan)} if environment_of(plan) else {}
+        jobs = environment_of(self.schedule)
+        env = {"job_files": jobs} if jobs else {}
         if self.probed:   # what the options probe read back, per variant
             env["options_probe"] = self.probed
         return env
@@ -67,7 +73,7 @@ class LocalExecutor(Executor):
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")
         from rich.markup import escape
-        for name, how in environment_of(p).items():
+        for name, how in environment_of(session.schedule).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
             for note in how.get("notes", ()):
                 console.print(f"[yellow]note:[/] job file {name}: {escape(note)}")
@@ -81,7 +87,7 @@ class LocalExecutor(Executor):
         if not self.workdir:
             state.note("dir", str(wd))
         try:
-            return execute(session.plan, session.store, session.run_id,
+            return execute(session.schedule, session.store, session.run_id,
                            make_target=lambda: self.make_target(wd), workdir=wd,
                            console=session.console, mountpoint_dir=self.mountpoint_dir,
                            rounds_policy=self.rounds_policy)

@@ -1,18 +1,16 @@
-"""The scheduler: seeded, interleaved rounds of (filesystem, case) units.
+"""The scheduler: the schedule's seeded, interleaved rounds of (filesystem, case) units.
 
-Each round runs every (fs variant, suite case) once, in an order drawn from the
-plan's seed and the round number, so no filesystem gets all its iterations back
-to back (drift, thermal state, page cache) and the order can be reproduced.
-Each finished unit is committed before the next starts. A resumed run skips
-units already done and redoes the rest.
+Each round runs every (fs variant, suite case) once, in the order the schedule
+(fslab/run/schedule.py) draws from the plan's seed and the round number, so no
+filesystem gets all its iterations back to back (drift, thermal state, page cache)
+and the order can be reproduced. Each finished unit is committed before the next
+starts. A resumed run skips units already done and redoes the rest.
 """
 from __future__ import annotations
 
-import random
 import shutil
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -20,89 +18,27 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from fslab import filesystems, workloads
 from fslab.errors import FslabError, StepFailed
-from fslab.plan import FilesystemSpec, Plan
-from fslab.records import UnitKey, canonical_params, stamp
+from fslab.plan import Plan
+from fslab.records import stamp
+from fslab.run.schedule import Schedule, Unit, driver_for
 from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed
-from fslab.filesystems.base import Existing
+from fslab.workloads.base import UnitContext, UnitFailed
 from fslab.system import teardown
 from fslab.run.adaptive import CAVEAT, AdaptiveRounds
 
 
-@dataclass
-class Unit:
-    key: UnitKey
-    spec: FilesystemSpec
-    suite: Suite
-    case: Case
-
-
-def driver_for(spec: FilesystemSpec, existing: bool):
-    return Existing(spec.name) if existing else filesystems.get(spec.name)
-
-
-Pair = tuple[FilesystemSpec, Suite, Case]
-
-
-def build_units(plan: Plan, host: str = "localhost",
-                existing: bool = False) -> tuple[list[Unit], list[str]]:
-    """Every unit of the plan's fixed rounds in run order, plus notes on what was skipped
-    and why."""
-    pairs, notes = plan_pairs(plan, host, existing)
-    units = [u for it in range(1, plan.iterations + 1) for u in round_units(plan, pairs, it, host)]
-    return units, notes
-
-
-def plan_pairs(plan: Plan, host: str = "localhost", existing: bool = False,
-               judge_availability: bool = True) -> tuple[list[Pair], list[str]]:
-    """(fs variant, suite, case) of one round, in plan order, and notes on what was skipped
-    (`judge_availability=False`: keep filesystems this host cannot make, as a dry run does)."""
-    notes: list[str] = []
-    pairs: list[Pair] = []
-    suites = [(s, workloads.get(s.kind)) for s in plan.suite]
-    for spec in plan.filesystem:
-        driver = driver_for(spec, existing)   # unknown names fail early, with the list of known ones
-        # a filesystem this host cannot make (jfs without the module, say) is skipped with
-        # a note and the rest still runs; other hosts' filesystems are not ours to judge
-        avail = driver.available() if host == "localhost" and judge_availability else None
-        if avail is not None and not avail.ok:
-            notes.append(f"{spec.label} skipped: not available here ({avail.why})")
-            continue
-        for sspec, suite in suites:
-            why = suite.supports(driver)
-            if why:
-                notes.append(f"{suite.name} skipped on {spec.label}: {why}")
-                continue
-            for case in suite.cases(sspec.at_profile(plan.profile.name), plan.profile):
-                refused = suite.refuses(case, driver, spec.label)
-                if refused:
-                    notes.append(refused) if refused not in notes else None
-                    continue
-                pairs.append((spec, suite, case))
-    return pairs, notes
-
-
-def round_units(plan: Plan, pairs: list[Pair], it: int, host: str = "localhost") -> list[Unit]:
-    """Round `it` of these pairs, in an order drawn from the plan's seed and the round."""
-    order = list(pairs)
-    random.Random(f"{plan.run.seed}:{it}").shuffle(order)
-    return [Unit(UnitKey(host, spec.name, spec.variant, suite.name, case.name,
-                         canonical_params(case.params), it), spec, suite, case)
-            for spec, suite, case in order]
-
-
-def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
+def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Callable,
             workdir: Path, console: Console, mountpoint_dir: Path | None = None,
             host: str = "localhost", rounds_policy=None) -> Outcome:
-    """Run the plan's rounds; then, with a `rounds_policy` (fslab decide's race), as many
-    more as it asks for: after each round r it is told r and answers which pairs run in
-    round r + 1 (an empty list: stop). It decides from the store alone, so a resumed run
-    replays the same decisions."""
-    pairs, notes = plan_pairs(plan, host, existing=mountpoint_dir is not None)
-    units = [u for it in range(1, plan.iterations + 1) for u in round_units(plan, pairs, it, host)]
+    """Run the schedule's rounds (less what this host cannot make); then, with a
+    `rounds_policy` (fslab decide's race), as many more as it asks for: after each round r
+    it is told r and answers which pairs run in round r + 1 (an empty list: stop). It
+    decides from the store alone, so a resumed run replays the same decisions."""
+    schedule = schedule.here() if host == "localhost" else schedule
+    plan, pairs, notes = schedule.plan, schedule.pairs, schedule.notes
+    units = schedule.units(host)
     for n in notes:
         console.print(f"[yellow]note:[/] {n}")
     status = store.unit_status(run_id)
@@ -145,7 +81,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                 it = plan.iterations
                 while (wanted := rounds_policy.after_round(it, pairs)):
                     it += 1
-                    batch = [u for u in round_units(plan, wanted, it, host)
+                    batch = [u for u in schedule.round(it, wanted, host)
                              if status.get(u.key) not in final]
                     out.skipped += len(wanted) - len(batch)
                     bar.update(task, total=bar.tasks[0].total + len(batch))
@@ -158,7 +94,7 @@ def execute(plan: Plan, store: Store, run_id: str, *, make_target: Callable,
                     console.print(rounds.describe(wanted, it))
                     if not wanted:
                         break
-                    batch = [u for u in round_units(plan, wanted, it, host)
+                    batch = [u for u in schedule.round(it, wanted, host)
                              if status.get(u.key) != "done"]
                     out.skipped += len(wanted) - len(batch)
                     bar.update(task, total=bar.tasks[0].total + len(batch))

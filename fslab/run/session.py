@@ -26,6 +26,7 @@ from rich.console import Console
 from fslab import filesystems
 from fslab.errors import FslabError
 from fslab.plan import Plan
+from fslab.run.schedule import Schedule
 from fslab.store import Store
 from fslab.store.environment import RunEnvironment
 from fslab.system import environment, teardown
@@ -135,10 +136,18 @@ class RunSession:
     the exit code: 130 when interrupted (with the command that resumes it), 1 when
     nothing could be measured."""
 
-    def __init__(self, plan: Plan, store: Store, console: Console, *, resume: str | None = None):
+    def __init__(self, plan: Plan, store: Store, console: Console, *, resume: str | None = None,
+                 schedule: Schedule | None = None):
         self.plan, self.store, self.console = plan, store, console
+        # the plan expanded once (validation made it already for a new run)
+        self.schedule: Schedule = schedule or Schedule.of(plan)
         self.resume = resume
         self.run_id: str = resume or ""
+
+    def measure_instead(self, plan: Plan, schedule: Schedule) -> None:
+        """What runs in place of the plan as given (a mount point's own filesystem): a new
+        plan and its schedule; the run row still stores the plan text as given."""
+        self.plan, self.schedule = plan, schedule
 
     def run(self, executor: Executor, *, summary: bool = True) -> str:
         executor.check(self)

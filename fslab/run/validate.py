@@ -18,7 +18,7 @@ from fslab.errors import FslabError
 from fslab.plan.profiles import PROFILES, parse_size
 from fslab.system import proc
 from fslab import filesystems, workloads
-from fslab.run.scheduler import plan_pairs
+from fslab.run.schedule import Schedule
 
 CODE = 2   # like a usage error: the command was wrong, nothing ran
 
@@ -178,9 +178,10 @@ def _check_workdir(workdir: Path) -> None:
         raise error(f"--workdir {p}: cannot create files there ({e.strerror})") from None
 
 
-def plan(the_plan) -> None:
-    """Filesystems, suites and every suite's cases at the plan's profile: what `execute`
-    would expand first, done now so a mistake stops before the run row exists."""
+def plan(the_plan):
+    """Filesystems, suites and every suite's cases at the plan's profile, checked before
+    the run row exists; returns the plan expanded (fslab/run/schedule.py), which the run
+    and the dry run then use."""
     known_fs = filesystems.names()
     for f in the_plan.filesystem:
         if f.name not in known_fs:
@@ -201,20 +202,18 @@ def plan(the_plan) -> None:
         if s.kind not in known_suites:
             raise error(f"{_at(the_plan, 'suite', 'kind', s.kind)}: suite {s.kind!r} is unknown; "
                         f"known: {', '.join(known_suites)}")
-        spec = s.at_profile(the_plan.profile.name)
-        _check_fio_tables(spec, the_plan)
-        with as_input_errors():
-            workloads.get(s.kind).cases(spec, the_plan.profile)
-    _something_runs(the_plan)
+        _check_fio_tables(s.at_profile(the_plan.profile.name), the_plan)
+    with as_input_errors():   # every suite's cases, expanded once
+        schedule = Schedule.of(the_plan)
+    _something_runs(schedule)
+    return schedule
 
 
-def _something_runs(the_plan) -> None:
+def _something_runs(schedule) -> None:
     """A plan whose every case is refused everywhere (a job file naming a device, an engine
     that addresses no files) is a mistake, said in one line: not a run of 0 units."""
-    with as_input_errors():
-        pairs, notes = plan_pairs(the_plan, judge_availability=False)
-    if not pairs and notes:
-        raise error("; ".join(notes) + "; nothing left to run")
+    if not schedule.pairs and schedule.notes:
+        raise error("; ".join(schedule.notes) + "; nothing left to run")
 
 
 def _at(the_plan, table: str, key: str, value=None) -> str:

@@ -22,7 +22,12 @@ from typing import Iterator
 
 from fslab.system.cpu import busy_percent, sample
 from fslab.errors import StepFailed
+from fslab.metrics import Catalogue
+from fslab.metrics.declared import STEP_USAGE
 from fslab.records import Measurement
+
+# a timed step's usage, as the catalogue declares it for every suite that records it
+USAGE = Catalogue(STEP_USAGE)
 
 
 @dataclass
@@ -40,15 +45,14 @@ class StepUsage:
         return 100.0 * (self.user_s + self.sys_s) / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     def measurements(self, case: str | None = None, artifact: str | None = None) -> list[Measurement]:
-        def m(metric, value, unit, better="lower"):
-            return Measurement(metric, value, unit, better, artifact, case)
-        # CPU % is described, not ranked: a step that finishes sooner can show a higher
-        # %, and a FUSE daemon's work is not in our children's rusage
-        return [m("elapsed", self.elapsed_s, "s"),
-                m("cpu_percent", self.cpu_percent, "%", None),
-                m("major_faults", self.major_faults, "count"),
-                m("minor_faults", self.minor_faults, "count"),
-                m("cpu_busy_system_wide", self.cpu_system_wide, "%", None)]
+        def m(metric, value):
+            return USAGE.measure(metric, value, artifact, case=case)
+        # CPU % is described, not ranked (fslab/metrics/declared.py STEP_USAGE)
+        return [m("elapsed", self.elapsed_s),
+                m("cpu_percent", self.cpu_percent),
+                m("major_faults", self.major_faults),
+                m("minor_faults", self.minor_faults),
+                m("cpu_busy_system_wide", self.cpu_system_wide)]
 
 
 @contextmanager

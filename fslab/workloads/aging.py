@@ -6,7 +6,8 @@ Methods (cases):
   churn  - Geriatrix-style: keep the filesystem ~80% full while deleting and creating
            files until N times its size has been written
 
-At step 0 (both filesystems fresh: the noise floor, as the study measured it) and
+At step 0 (both filesystems fresh: the noise floor, as the study measured it; git: with
+the history's first commit, the initial tree, pulled before step 0) and
 every `every` steps: a cold-cache recursive grep for a string that never occurs
 (cache emptied by the driver's cold_cache(): remount, or zpool export/import, plus
 drop_caches; `fincore` shows what was still resident), grep cost = seconds per
@@ -58,8 +59,11 @@ from fslab.filesystems.base import Instance
 from fslab.workloads.support.keptfs import KeptFilesystem
 from fslab.plan.profiles import GiB, MiB, Profile, parse_size
 from fslab.system.proc import run
+from fslab.metrics import declared
 from fslab.records import Measurement
 from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register
+
+AGING = declared("aging")
 
 KNOWN = {"repo", "repo_url", "pulls", "files", "overwrites", "every", "image_size", "fullness",
          "steps_per_overwrite", "stop_after"}
@@ -126,8 +130,10 @@ class AgingSuite(Suite):
         unit = "successful pulls" if case.name == "git" else "steps"
         until = (f", stopping after {cfg['stop_after']} successful pulls"
                  if cfg.get("stop_after") else "")
+        fresh = ("the history's first commit on both, fresh" if case.name == "git"
+                 else "both fresh")
         return {"parameters": dict(cfg),
-                "grep_at": f"0 (both fresh: the noise floor) and every {cfg['every']} {unit} "
+                "grep_at": f"0 ({fresh}: the noise floor) and every {cfg['every']} {unit} "
                            f"up to {steps}{until}"}
 
     def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
@@ -174,8 +180,9 @@ class AgingSuite(Suite):
         path, rel = ctx.artifact("aging-journal.json")
         path.write_bytes(orjson.dumps(j, option=orjson.OPT_INDENT_2))
         kept.discard()
-        return [Measurement(d["metric"], d["value"], d["unit"], d.get("better"), rel,
-                            params=d.get("params", {})) for d in j["measurements"]] + \
+        # unit and direction from the catalogue (a journal from before it holds them too)
+        return [AGING.measure(d["metric"], d["value"], rel, params=d.get("params", {}))
+                for d in j["measurements"]] + \
             method.summary(j, rel)
 
 
@@ -200,35 +207,40 @@ def shared_seed(ctx: UnitContext, *parts: Any) -> int:
 # --- methods -----------------------------------------------------------------
 
 class GitAging:
-    """Replay a git history into <mount>/repo, one pull per step."""
+    """Replay a git history into <mount>/repo, one pull per step. The history's first commit
+    is the initial tree, pulled before step 0: the study's fresh partitions held the tree
+    (its pull-0 grep costs, the noise floor, are of a whole checkout), and an empty
+    repository would time grep's start-up on a 24 KB .git skeleton instead."""
 
     def __init__(self, ctx: UnitContext, case: Case):
         self.ctx, self.cfg = ctx, case.config
         self.steps, self.every = case.config["pulls"], case.config["every"]
         self.stand_in: str | None = None   # why a generated history replaced the asked one
-        self.src, self.commits = self._source()
-        if len(self.commits) < self.steps:
-            ctx.log(f"aging git: the history has only {len(self.commits)} commits")
-            self.steps = len(self.commits)
+        self.src, self.commits = self._source()    # the initial tree, then one per pull
+        if len(self.commits) - 1 < self.steps:
+            ctx.log(f"aging git: the history has only {len(self.commits)} commits (the "
+                    f"initial tree and {max(0, len(self.commits) - 1)} to pull)")
+            self.steps = max(0, len(self.commits) - 1)
         self.failures_log, _ = ctx.artifact("failed-steps.log")
 
     def _source(self) -> tuple[str, list[str]]:
         repo = self.cfg["repo"]
         if repo:
-            return repo, gitreplay.first_parent_commits(repo, self.steps)
+            return repo, gitreplay.first_parent_commits(repo, self.steps + 1)
         url = self.cfg.get("repo_url")
         if url:
             self.ctx.log(f"aging git: fetching {url} (once; kept in {gitreplay.cache_root()})")
             fetched, why = gitreplay.fetch(url)
             if fetched is not None:
-                return str(fetched), gitreplay.first_parent_commits(str(fetched), self.steps)
+                return str(fetched), gitreplay.first_parent_commits(str(fetched), self.steps + 1)
             self.stand_in = (f"a generated source history ({self.cfg['files']} files, seeded) "
                              f"stood in for {url}: {why}")
             self.ctx.log(f"aging git: {self.stand_in}")
         spec = gitreplay.HistorySpec(seed=shared_seed(self.ctx, "history"), files=self.cfg["files"],
-                                     commits=self.steps - 1)
+                                     commits=self.steps)
         dest = self.ctx.workdir / f"aging-src-{spec.key()}"
-        self.ctx.log(f"aging git: generating a {spec.files}-file, {self.steps}-commit history")
+        self.ctx.log(f"aging git: generating a history of {spec.files} files and "
+                     f"{spec.commits} commits after them")
         return str(dest), gitreplay.generate(dest, spec)
 
     def image_bytes(self) -> int:
@@ -245,6 +257,13 @@ class GitAging:
         gitreplay.init_repo(self.tree(inst))
         j["source"] = {"repo": self.src, "commits": len(self.commits),
                        "history_sha": hashlib.sha1("".join(self.commits).encode()).hexdigest()}
+        # the initial tree, before step 0; not a step of the x axis (no pull to age from yet)
+        r = gitreplay.pull(self.tree(inst), self.src, self.commits[0])
+        if not r.ok:
+            raise UnitFailed(f"aging git: the initial tree ({self.commits[0][:12]}) could not "
+                             f"be pulled (git exit {r.returncode}): "
+                             f"{(r.stdout + r.stderr).strip()[-500:]}")
+        j["initial_tree"] = self.commits[0]
 
     def recover(self, inst: Instance, j: dict) -> list[str]:
         # a resumed run must replay the same history it started with
@@ -254,7 +273,7 @@ class GitAging:
         return gitreplay.recover(self.tree(inst))
 
     def step(self, inst: Instance, k: int, j: dict) -> None:
-        sha = self.commits[k - 1]
+        sha = self.commits[k]        # commits[0] is the initial tree, pulled in start()
         t = time.perf_counter()
         r = gitreplay.pull(self.tree(inst), self.src, sha)
         j["pull_seconds"] += time.perf_counter() - t
@@ -284,10 +303,10 @@ class GitAging:
                 "x_axis": "successful pulls"}
 
     def summary(self, j: dict, rel: str) -> list[Measurement]:
-        return [Measurement("successful_pulls", j.get("progress", 0), "count", None, rel),
-                Measurement("failed_steps", len(j["failures"]), "count", "lower", rel),
-                Measurement("pull_seconds_total", j["pull_seconds"], "s", "lower", rel),
-                Measurement("resumes", len(j.get("resumes", [])), "count", None, rel)]
+        return [AGING.measure("successful_pulls", j.get("progress", 0), rel),
+                AGING.measure("failed_steps", len(j["failures"]), rel),
+                AGING.measure("pull_seconds_total", j["pull_seconds"], rel),
+                AGING.measure("resumes", len(j.get("resumes", [])), rel)]
 
 
 class ChurnAging:
@@ -366,8 +385,8 @@ class ChurnAging:
             written += len(data)
 
     def summary(self, j: dict, rel: str) -> list[Measurement]:
-        return [Measurement("written_bytes_total", j["written_bytes"], "B", None, rel),
-                Measurement("resumes", len(j.get("resumes", [])), "count", None, rel)]
+        return [AGING.measure("written_bytes_total", j["written_bytes"], rel),
+                AGING.measure("resumes", len(j.get("resumes", [])), rel)]
 
 
 # --- measuring one step ------------------------------------------------------
@@ -376,10 +395,10 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
     """Cold grep + layout on the aged tree and on an unaged copy; journal-ready dicts."""
     out: list[dict] = []
 
-    def rec(metric, value, unit, better=None):
+    def rec(metric, value):
         if value is not None:
-            out.append({"metric": metric, "value": float(value), "unit": unit, "better": better,
-                        "params": {"step": step}})
+            AGING.measure(metric, value)     # declared: a misnamed one fails now, not at the end
+            out.append({"metric": metric, "value": float(value), "params": {"step": step}})
 
     a = cold_grep(aged, tree, text)
     # same type, options and image size as the aged one (ctx.filesystem would apply the
@@ -391,14 +410,14 @@ def measure_step(ctx: UnitContext, aged: Instance, tree: Path, step: int, text: 
         run([*COPY_DATA, str(tree), str(copy)], timeout=24 * 3600)
         u = cold_grep(twin, copy, text)
     for label, g in (("aged", a), ("unaged", u)):
-        rec(f"grep_cost_{label}", g["cost"], "s/GB", "lower")
-        rec(f"grep_seconds_{label}", g["seconds"], "s", "lower")
-        rec(f"layout_score_{label}", g["layout"], "ratio", "higher")
-        rec(f"cold_cache_resident_{label}", g["resident_bytes"], "B", "lower")
-    rec("tree_bytes", a["tree_bytes"], "B")
-    rec("tree_files", a["files"], "count")
-    rec("aging_factor", a["cost"] / u["cost"] if u["cost"] else None, "ratio", "lower")
-    rec("layout_measurable", a["layout"] is not None, "bool")
+        rec(f"grep_cost_{label}", g["cost"])
+        rec(f"grep_seconds_{label}", g["seconds"])
+        rec(f"layout_score_{label}", g["layout"])
+        rec(f"cold_cache_resident_{label}", g["resident_bytes"])
+    rec("tree_bytes", a["tree_bytes"])
+    rec("tree_files", a["files"])
+    rec("aging_factor", a["cost"] / u["cost"] if u["cost"] else None)
+    rec("layout_measurable", a["layout"] is not None)
     if a["grep_exit"] != 1 or u["grep_exit"] != 1:
         raise StepFailed(f"grep for {text!r} exited {a['grep_exit']}/{u['grep_exit']} "
                          "(expected 1: no match); the timing would be wrong")

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 from fslab.filesystems.base import Instance
+from fslab.metrics import Catalogue
+from fslab.metrics.declared import SPACE
 from fslab.filesystems.raw import device_bytes
 from fslab.system.proc import run
 from fslab.plan.profiles import Profile
@@ -59,6 +61,10 @@ def capacity_share(inst: Instance, path: Path, commit: bool = False) -> tuple[fl
     return 100.0 * cap["avail_bytes"] / raw_bytes(inst), cap
 
 
+# the space a write cost, as the catalogue declares it for every suite that records it
+SPACE_METRICS = Catalogue(SPACE)
+
+
 def space_measurements(before: dict, after: dict, logical_bytes: int) -> list[Measurement]:
     """What writing `logical_bytes` cost in space, from capacity readings before and after.
 
@@ -68,18 +74,16 @@ def space_measurements(before: dict, after: dict, logical_bytes: int) -> list[Me
     are recorded as well.
     """
     consumed = before["avail_bytes"] - after["avail_bytes"]
-    ms = [Measurement("logical_bytes", logical_bytes, "B", None),
-          Measurement("space_consumed", consumed, "B", "lower"),
-          Measurement("statvfs_used", after["used_bytes"] - before["used_bytes"], "B", "lower"),
-          Measurement("space_overhead", consumed - logical_bytes, "B", "lower"),
-          Measurement("space_overhead_pct", 100.0 * (consumed - logical_bytes) / logical_bytes,
-                      "%", "lower"),
-          Measurement("space_saving_ratio", logical_bytes / consumed if consumed > 0 else 0.0,
-                      "ratio", "higher")]
+    m = SPACE_METRICS.measure
+    ms = [m("logical_bytes", logical_bytes),
+          m("space_consumed", consumed),
+          m("statvfs_used", after["used_bytes"] - before["used_bytes"]),
+          m("space_overhead", consumed - logical_bytes),
+          m("space_overhead_pct", 100.0 * (consumed - logical_bytes) / logical_bytes),
+          m("space_saving_ratio", logical_bytes / consumed if consumed > 0 else 0.0)]
     if "pool_alloc_bytes" in after:
-        ms += [Measurement("zpool_alloc", after["pool_alloc_bytes"] - before["pool_alloc_bytes"],
-                           "B", "lower"),
-               Measurement("zpool_dedupratio", after["dedupratio"], "ratio", "higher")]
+        ms += [m("zpool_alloc", after["pool_alloc_bytes"] - before["pool_alloc_bytes"]),
+               m("zpool_dedupratio", after["dedupratio"])]
     return ms
 
 
@@ -99,10 +103,10 @@ class CapacitySuite(Suite):
                 raise_no_device("capacity")
             share, cap = capacity_share(inst, path)
             raw = raw_bytes(inst)
-        return [Measurement("capacity_initial", share, "%", "higher"),
-                Measurement("available_bytes", cap["avail_bytes"], "B", "higher"),
+        return [self.metrics.measure("capacity_initial", share),
+                self.metrics.measure("available_bytes", cap["avail_bytes"]),
                 # the filesystem's own idea of its size, for reference next to the raw size
-                Measurement("fs_total_of_raw", 100.0 * cap["total_bytes"] / raw, "%", None)]
+                self.metrics.measure("fs_total_of_raw", 100.0 * cap["total_bytes"] / raw)]
 
 
 def raise_no_device(suite: str):

@@ -343,14 +343,12 @@ class Crash(Suite):
             inst.close()
         path, rel = ctx.artifact("crash.json")
         path.write_bytes(orjson.dumps(detail, option=orjson.OPT_INDENT_2))
-        out = [Measurement("crash_consistent", 0.0 if detail["problems"] else 1.0, "bool",
-                           "higher", rel)]
+        m = self.metrics.measure
+        out = [m("crash_consistent", 0.0 if detail["problems"] else 1.0, rel)]
         if check.get("clean") is not None:
-            out.append(Measurement("fsck_clean", 1.0 if check["clean"] else 0.0, "bool",
-                                   "higher", rel))
+            out.append(m("fsck_clean", 1.0 if check["clean"] else 0.0, rel))
         if "recovery_mount_s" in detail:
-            out.append(Measurement("recovery_mount_time", detail["recovery_mount_s"], "s",
-                                   "lower", rel))
+            out.append(m("recovery_mount_time", detail["recovery_mount_s"], rel))
         for p in detail["problems"]:
             ctx.log(f"crash {ctx.spec.label} {w.name}: {p}")
         return out

@@ -142,15 +142,15 @@ class DedupSuite(Suite):
         ms = space_measurements(before, after, logical) + setup_ms
         consumed = next(m.value for m in ms if m.metric == "space_consumed")
         # the study's reading: df's Used once the tree is written, over the data
-        ms += [Measurement("df_used", after["used_bytes"], "B", None),
-               Measurement("df_used_overhead_pct",
-                           100.0 * (after["used_bytes"] - logical) / logical, "%", "lower"),
-               Measurement("setup_time", setup.elapsed_s, "s", "lower"),
-               Measurement("setup_throughput", logical / setup.elapsed_s, "B/s", "higher"),
+        emit = self.metrics.measure
+        ms += [emit("df_used", after["used_bytes"]),
+               emit("df_used_overhead_pct", 100.0 * (after["used_bytes"] - logical) / logical),
+               emit("setup_time", setup.elapsed_s),
+               emit("setup_throughput", logical / setup.elapsed_s),
                # the study's write rate: physical space written / time
-               Measurement("setup_throughput_physical", consumed / setup.elapsed_s, "B/s", None),
-               Measurement("cpu_busy_setup_system_wide", setup.cpu_system_wide, "%", None),
-               Measurement("cpu_busy_read_system_wide", read.cpu_system_wide, "%", None)]
+               emit("setup_throughput_physical", consumed / setup.elapsed_s),
+               emit("cpu_busy_setup_system_wide", setup.cpu_system_wide),
+               emit("cpu_busy_read_system_wide", read.cpu_system_wide)]
         try:
             doc = load_fio_output(out_path.read_bytes(), str(out_path))
             jobs = job_measurements(doc)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 import orjson
 
+from fslab import metrics
 from fslab.filesystems.base import Instance
 from fslab.plan.profiles import GiB, MiB, Profile, parse_size
 from fslab.records import Measurement
@@ -298,34 +299,33 @@ def settle_capacity(inst: Instance) -> dict:
 
 
 def measurements(res: dict, artifact: str) -> list[Measurement]:
-    def m(metric, value, unit, better=None):
-        return Measurement(metric, float(value), unit, better, artifact)
+    def m(metric, value):
+        return metrics.measure("enospc", metric, value, artifact)
 
     fr, fresh = res["fill_result"], res["fresh"]
-    ms = [m("image_bytes", res["image_bytes"], "B"),
-          m("usable_bytes", fresh["avail_bytes"], "B", "higher"),
-          m("usable_fraction", fresh["avail_bytes"] / res["image_bytes"], "ratio", "higher"),
-          m("filled_bytes", fr["bytes"], "B", "higher"),
-          m("filled_files", fr["files"], "count"),
-          m("fill_seconds", fr["seconds"], "s"),
-          m("fill_reached_enospc", fr["stopped_by"] == "error", "bool")]
+    ms = [m("image_bytes", res["image_bytes"]),
+          m("usable_bytes", fresh["avail_bytes"]),
+          m("usable_fraction", fresh["avail_bytes"] / res["image_bytes"]),
+          m("filled_bytes", fr["bytes"]),
+          m("filled_files", fr["files"]),
+          m("fill_seconds", fr["seconds"]),
+          m("fill_reached_enospc", fr["stopped_by"] == "error")]
     if fresh["files"]:        # btrfs reports 0: it has no fixed inode count
-        ms.append(m("inodes_total", fresh["files"], "count"))
+        ms.append(m("inodes_total", fresh["files"]))
     if fr["failed_call"]:   # the call's name goes in the metric, errno in the value
-        ms.append(m("fill_errno", fr["errno"], "code"))
-        ms.append(m(f"fill_failed_at_{fr['failed_call']}", True, "bool"))
+        ms.append(m("fill_errno", fr["errno"]))
+        ms.append(m(f"fill_failed_at_{fr['failed_call']}", True))
     for op, r in res["when_full"].items():
-        ms.append(m(f"when_full_{op}_ok", r["ok"], "bool", "higher"))
+        ms.append(m(f"when_full_{op}_ok", r["ok"]))
         if not r["ok"]:
-            ms.append(m(f"when_full_{op}_errno", r["errno"], "code"))
+            ms.append(m(f"when_full_{op}_errno", r["errno"]))
     d = res["delete"]
-    ms += [m("delete_unlink_failed", d["unlink_failed"], "count", "lower"),
-           m("delete_needed_truncate", d["freed_by_truncate"], "count", "lower"),
-           m("delete_left_behind", d["left"], "count", "lower")]
-    ms += [m("reclaimed_bytes", res["reclaimed_bytes"], "B", "higher"),
-           m("reclaimed_fraction", res["after_delete"]["avail_bytes"] / max(1, fresh["avail_bytes"]),
-             "ratio", "higher"),
-           m("precious_intact", res["precious_ok"] == res["precious_total"], "bool", "higher")]
+    ms += [m("delete_unlink_failed", d["unlink_failed"]),
+           m("delete_needed_truncate", d["freed_by_truncate"]),
+           m("delete_left_behind", d["left"])]
+    ms += [m("reclaimed_bytes", res["reclaimed_bytes"]),
+           m("reclaimed_fraction", res["after_delete"]["avail_bytes"] / max(1, fresh["avail_bytes"])),
+           m("precious_intact", res["precious_ok"] == res["precious_total"])]
     if res["checker"].get("clean") is not None:
-        ms.append(m("checker_clean", res["checker"]["clean"], "bool", "higher"))
+        ms.append(m("checker_clean", res["checker"]["clean"]))
     return ms

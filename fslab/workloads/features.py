@@ -50,7 +50,7 @@ class FeaturesSuite(Suite):
             "claim": claim.as_dict() if claim else None, "outcome": result.outcome,
             "detail": result.detail, "evidence": result.evidence},
             option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY, default=str))
-        ms = [Measurement("verified", 1.0 if result.works else 0.0, "bool", None, rel)]
+        ms = [self.metrics.measure("verified", 1.0 if result.works else 0.0, rel)]
         for m in result.metrics:
             m.artifact = rel
             ms.append(m)

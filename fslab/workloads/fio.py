@@ -27,6 +27,10 @@ Or the user's own fio job files, each one case (see fslab/workloads/support/jobf
 
 Paper values are S2's exact parameters (size=1G, runtime=60, 10 iterations);
 smaller profiles cap file sizes and runtimes and the report says so.
+
+A case is a MatrixCase (the suite's own jobs and sweeps: fslab writes the job file and
+applies the page-cache policy) or a JobFileFioCase (a user's file, run as written); each
+answers what the suite asks (refusal, describe, estimate, prepare, deadline, job params).
 """
 from __future__ import annotations
 
@@ -133,10 +137,11 @@ class FioSuite(Suite):
     description = ("fio workloads (S2: randread, randwrite, seqread, seqwrite, mixed; and "
                    "randread-qd32, randwrite-qd32)")
 
-    def cases(self, spec, profile: Profile) -> list[Case]:
+    def cases(self, spec, profile: Profile) -> list[FioCase]:
         o = spec.options
         if "job_files" in o:
-            return job_file_cases(o, profile)
+            return [JobFileFioCase(c.name, c.params, c.config, c.image_bytes)
+                    for c in job_file_cases(o, profile)]
         unknown = set(o) - {"fio", "jobs", "sweep", "scale", "unscaled", "per_job_regions"}
         if unknown:
             raise FslabError(f"[[suite]] kind='fio': unknown key(s) {sorted(unknown)}; "
@@ -178,76 +183,27 @@ class FioSuite(Suite):
                 if key in seen:   # scaling collapsed two sweep points into one
                     continue
                 seen.add(key)
-                cases.append(Case(name=n, params=params, config=opts,
-                                  image_bytes=image_bytes_for(opts)))
+                cases.append(MatrixCase(name=n, params=params, config=opts,
+                                        image_bytes=image_bytes_for(opts)))
         return cases
 
-    def refuses(self, case: Case, driver, fs_label: str) -> str | None:
-        if not isinstance(case.config, JobFileCase):
-            return None
-        if isinstance(driver, Raw):
-            return (f"job file {case.config.job.path.name} refused on {fs_label}: job files run "
-                    "inside a filesystem and the raw device has none")
-        return case.config.refusal or case.config.job.refusal_for(fs_label, driver.ioctls)
+    def refuses(self, case: FioCase, driver, fs_label: str) -> str | None:
+        return case.refusal(driver, fs_label)
 
-    def describe(self, case: Case) -> dict:
-        if isinstance(case.config, JobFileCase):
-            return {"job_file": str(case.config.job.path), "fio_job_as_run": case.config.text,
-                    "job_io": case.config.io, "job_io_text": case.config.io_text(),
-                    "job_notes": case.config.notes}
-        return {"fio_options": dict(case.config)}
+    def describe(self, case: FioCase) -> dict:
+        return case.describe()
 
-    def estimate_seconds(self, case: Case) -> float | None:
-        """Runtime + ramp, plus laying the files out at ~200 MiB/s and ~5 s to make,
-        mount and tear down the filesystem."""
-        if isinstance(case.config, JobFileCase):
-            return None
-        opts = case.config
-        runtime, ramp = _seconds(opts, "runtime"), _seconds(opts, "ramp_time")
-        size = _bytes_written(opts)
-        moving = size / (200 << 20)
-        if opts.get("time_based") not in (None, "0") and runtime:
-            run = runtime
-        else:   # size-bound, at most runtime
-            run = min(moving, runtime) if runtime else moving
-        return run + ramp + moving + 5.0
+    def estimate_seconds(self, case: FioCase) -> float | None:
+        return case.estimate_seconds()
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
-        opts: dict[str, str] = case.config
+    def run(self, ctx: UnitContext, case: FioCase) -> list[Measurement]:
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")
         log_path, _ = ctx.artifact("fio.log")
         with self.mounted(ctx, case) as (directory, inst):
             device = inst.devices[0] if is_raw(inst) else None
             daemon = ctx.driver.serving_daemon()
-            cwd = None
-            if isinstance(case.config, JobFileCase):   # the user's file, in the fs under test
-                cwd = case.config.prepare(directory, ctx)
-                job_path.write_text(case.config.text)
-                # the user's file runs as written (its own direct=, its own layout): the
-                # device counters then also cover fio's layout of the job's files
-                # (which jobs ran direct or buffered: the run's job_files environment)
-                _describe_policy(ctx, "job files as written: each job's own direct= (none "
-                                 "added: buffered unless it sets direct=1) and layout (device "
-                                 "counters include the layout)", daemon)
-            else:
-                policy = cachepolicy.apply(ctx.page_cache, opts, str(directory), device,
-                                           ctx.driver, inst)
-                opts = policy.options
-                _describe_policy(ctx, policy.description, daemon)
-                job_path.write_text(job_text(case.name, opts, str(directory), device))
-                if device is None:   # lay the files out first: the counters cover only the job
-                    # writing its files: 10 MiB/s at worst (never the measured job's override)
-                    limit = deadline.deadline_for(0, 0, _bytes_written(opts))
-                    try:
-                        _layout(job_path, log_path, str(directory), limit)
-                    except TimedOut:
-                        recovered = ctx.driver.recover_after_hang(inst)
-                        raise UnitFailed(f"hung: no result after {limit:.3g} s (fio laying out "
-                                         "its files)" + (f"; {recovered}" if recovered else "")) \
-                            from None
-                    if policy.cold_after_layout:
-                        inst.cold_cache()
+            cwd = case.prepare(ctx, directory, inst, device, daemon, job_path, log_path)
             acct = UnitAccount.start(inst.devices if inst is not None else
                                      [d for d in [source_device_of(str(directory))] if d],
                                      daemon[1] if daemon else None)
@@ -258,7 +214,7 @@ class FioSuite(Suite):
                                       str(job_path)], stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
                                      start_new_session=True)   # its own group: killed as one
                 try:
-                    status, ru = deadline.wait(p.pid, _deadline(case, opts, ctx), str(directory))
+                    status, ru = deadline.wait(p.pid, case.deadline(ctx), str(directory))
                 except deadline.Hung as e:
                     acct.stop()
                     recovered = ctx.driver.recover_after_hang(inst) if inst is not None else None
@@ -270,16 +226,16 @@ class FioSuite(Suite):
             elapsed = time.perf_counter() - t0
             b = sample()
             acct.stop()
-            if isinstance(case.config, JobFileCase):
-                case.config.keep_logs(directory, ctx)
+            case.keep_logs(directory, ctx)
         # CPU % of a fixed-time job is described, never ranked: more work in the same
         # time costs more CPU; the ranked measure is ops_per_cpu_second (accounting.py).
         # fio's own process (its CPU, its peak memory) describes fio, not the filesystem
-        ms = [Measurement("cpu_busy_system_wide", busy_percent(a, b), "%", None, out_rel),
-              Measurement("cpu_iowait_system_wide", iowait_percent(a, b), "%", None, out_rel),
-              Measurement("fio_wall_time", elapsed, "s", None, out_rel),
-              Measurement("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, "s", None, out_rel),
-              Measurement("fio_max_rss", ru.ru_maxrss * 1024, "B", None, out_rel)]
+        m = self.metrics.measure
+        ms = [m("cpu_busy_system_wide", busy_percent(a, b), out_rel),
+              m("cpu_iowait_system_wide", iowait_percent(a, b), out_rel),
+              m("fio_wall_time", elapsed, out_rel),
+              m("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, out_rel),
+              m("fio_max_rss", ru.ru_maxrss * 1024, out_rel)]
         log_tail = _tail(log_path)
         try:
             doc = load_fio_output(out_path.read_bytes() if out_path.exists() else b"", str(out_path))
@@ -295,10 +251,7 @@ class FioSuite(Suite):
                     ctx.log(f"job {name}: {m.metric.split('_')[0]}s done in {m.value * 1000:.0f} "
                             "ms: fio times whole ms, so its IOPS and bandwidth are not ranked "
                             "(its latencies are)")
-                if isinstance(case.config, JobFileCase):   # what the job does: its answer
-                    m.params = {**m.params, "job": name, **declared_io(job.options)}
-                elif len(jobs) > 1:
-                    m.params = {**m.params, "job": name}
+                m.params = case.job_params(m.params, job, name, len(jobs))
             ms += job.measurements
         errors = [j.error for j in jobs if j.error]
         if p.returncode != 0 or errors:
@@ -307,14 +260,126 @@ class FioSuite(Suite):
         return ms
 
 
-def _deadline(case: Case, opts: dict[str, str], ctx: UnitContext) -> float:
-    """The unit's deadline (fslab/system/deadline.py) from the runtime, ramp and bytes it asked for."""
-    override = ctx.unit_timeout
-    if isinstance(case.config, JobFileCase):   # a user's file: its runtimes are its own
-        return override or max(JOB_FILE_DEADLINE_S,
-                               deadline.deadline_for(0, 0, case.image_bytes or 0))
-    return deadline.deadline_for(_seconds(opts, "runtime"), _seconds(opts, "ramp_time"),
-                                 _bytes_written(opts), override)
+class FioCase(Case):
+    """A case of the fio suite: what the suite asks of it, answered by its kind."""
+
+    def refusal(self, driver, fs_label: str) -> str | None:
+        """None if it can run on this filesystem, else one line saying why not."""
+        return None
+
+    def describe(self) -> dict:
+        raise NotImplementedError
+
+    def estimate_seconds(self) -> float | None:
+        return None
+
+    def prepare(self, ctx: UnitContext, directory: Path, inst, device: str | None,
+                daemon: tuple[str, int] | None, job_path: Path, log_path: Path) -> Path | None:
+        """The job file written to `job_path`, the files it needs laid out, the cache policy
+        said; returns fio's working directory (None: this one)."""
+        raise NotImplementedError
+
+    def deadline(self, ctx: UnitContext) -> float:
+        """The unit's deadline (fslab/system/deadline.py)."""
+        raise NotImplementedError
+
+    def keep_logs(self, directory: Path, ctx: UnitContext) -> None:
+        """What the job left in the filesystem that is worth keeping (its own logs)."""
+
+    def job_params(self, params: dict, job, name: str, jobs: int) -> dict:
+        """The params of a job's records (`jobs`: how many job entries fio reported)."""
+        return {**params, "job": name} if jobs > 1 else params
+
+
+class MatrixCase(FioCase):
+    """One of the suite's own jobs (S2's, [suite.jobs], a sweep point): `config` holds its
+    fio options; fslab writes the job file and applies the run's page-cache policy."""
+    config: dict[str, str]
+
+    def describe(self) -> dict:
+        return {"fio_options": dict(self.config)}
+
+    def estimate_seconds(self) -> float | None:
+        """Runtime + ramp, plus laying the files out at ~400 MiB/s and ~2 s to make,
+        mount and tear down the filesystem (the default run's units on this project's
+        2-core development machine: 1.0-1.8 s beyond the runtime on ext4, up to 5.8 s on
+        zfs-fuse)."""
+        opts = self.config
+        runtime, ramp = _seconds(opts, "runtime"), _seconds(opts, "ramp_time")
+        size = _bytes_written(opts)
+        moving = size / (400 << 20)
+        if opts.get("time_based") not in (None, "0") and runtime:
+            run = runtime
+        else:   # size-bound, at most runtime
+            run = min(moving, runtime) if runtime else moving
+        return run + ramp + moving + 2.0
+
+    def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
+        policy = cachepolicy.apply(ctx.page_cache, self.config, str(directory), device,
+                                   ctx.driver, inst)
+        opts = policy.options
+        _describe_policy(ctx, policy.description, daemon)
+        job_path.write_text(job_text(self.name, opts, str(directory), device))
+        if device is None:   # lay the files out first: the counters cover only the job
+            # writing its files: 10 MiB/s at worst (never the measured job's override)
+            limit = deadline.deadline_for(0, 0, _bytes_written(opts))
+            try:
+                _layout(job_path, log_path, str(directory), limit)
+            except TimedOut:
+                recovered = ctx.driver.recover_after_hang(inst)
+                raise UnitFailed(f"hung: no result after {limit:.3g} s (fio laying out "
+                                 "its files)" + (f"; {recovered}" if recovered else "")) \
+                    from None
+            if policy.cold_after_layout:
+                inst.cold_cache()
+        return None
+
+    def deadline(self, ctx):
+        """From the runtime, ramp and bytes it asked for (the cache policy changes none)."""
+        opts = self.config
+        return deadline.deadline_for(_seconds(opts, "runtime"), _seconds(opts, "ramp_time"),
+                                     _bytes_written(opts), ctx.unit_timeout)
+
+
+class JobFileFioCase(FioCase):
+    """A user's job file (fslab/workloads/support/jobfile.py; `config` is its
+    JobFileCase): it runs as written, inside the filesystem under test, and its records say
+    what each job does."""
+    config: JobFileCase
+
+    def refusal(self, driver, fs_label):
+        if isinstance(driver, Raw):
+            return (f"job file {self.config.job.path.name} refused on {fs_label}: job files run "
+                    "inside a filesystem and the raw device has none")
+        return self.config.refusal or self.config.job.refusal_for(fs_label, driver.ioctls)
+
+    def describe(self):
+        return {"job_file": str(self.config.job.path), "fio_job_as_run": self.config.text,
+                "job_io": self.config.io, "job_io_text": self.config.io_text(),
+                "job_notes": self.config.notes}
+
+    def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
+        cwd = self.config.prepare(directory, ctx)
+        job_path.write_text(self.config.text)
+        # the user's file runs as written (its own direct=, its own layout): the
+        # device counters then also cover fio's layout of the job's files
+        # (which jobs ran direct or buffered: the run's job_files environment)
+        _describe_policy(ctx, "job files as written: each job's own direct= (none "
+                         "added: buffered unless it sets direct=1) and layout (device "
+                         "counters include the layout)", daemon)
+        return cwd
+
+    def deadline(self, ctx):
+        """A user's file: its runtimes are its own ([run] unit_timeout, else hours)."""
+        return ctx.unit_timeout or max(JOB_FILE_DEADLINE_S,
+                                       deadline.deadline_for(0, 0, self.image_bytes or 0))
+
+    def keep_logs(self, directory, ctx):
+        self.config.keep_logs(directory, ctx)
+
+    def job_params(self, params, job, name, jobs):
+        """What the job does (its declared I/O): its answer is chosen by it."""
+        return {**params, "job": name, **declared_io(job.options)}
 
 
 def _seconds(opts: dict[str, str], key: str) -> float:

@@ -69,15 +69,15 @@ class LargeFileSuite(Suite):
             # what the files took once committed (ALLOC / CAP / DEDUP on ZFS too)
             after = settled_capacity(inst, path, commit=True) if inst is not None else None
         total = S1_FILES * size
-        ms = [Measurement("total_time", u.elapsed_s, "s", "lower"),
-              Measurement("write_throughput", total / u.elapsed_s, "B/s", "higher"),
-              Measurement("cpu_busy_system_wide", u.cpu_system_wide, "%", None), *written]
+        m = self.metrics.measure
+        ms = [m("total_time", u.elapsed_s),
+              m("write_throughput", total / u.elapsed_s),
+              m("cpu_busy_system_wide", u.cpu_system_wide), *written]
         if before is not None:
             space = space_measurements(before, after, total)
             consumed = next(m.value for m in space if m.metric == "space_consumed")
-            ms += space + [Measurement("write_throughput_physical", consumed / u.elapsed_s,
-                                       "B/s", None)]
+            ms += space + [m("write_throughput_physical", consumed / u.elapsed_s)]
             if "pool_size_bytes" in after:
-                ms.append(Measurement("zpool_capacity_pct", 100.0 * after["pool_alloc_bytes"]
-                                      / after["pool_size_bytes"], "%", None))
+                ms.append(m("zpool_capacity_pct",
+                            100.0 * after["pool_alloc_bytes"] / after["pool_size_bytes"]))
         return ms

@@ -53,5 +53,5 @@ class SmallFilesSuite(Suite):
         ms = space_measurements(before, after, tree.total_bytes) + written
         files = len(tree.files)
         overhead = next(m.value for m in ms if m.metric == "space_overhead")
-        return ms + [Measurement("space_overhead_per_file", overhead / files, "B", "lower"),
-                     Measurement("create_time", u.elapsed_s, "s", "lower")]
+        return ms + [self.metrics.measure("space_overhead_per_file", overhead / files),
+                     self.metrics.measure("create_time", u.elapsed_s)]

@@ -120,9 +120,9 @@ class TasksSuite(Suite):
             if writeback:
                 with step_usage() as w:
                     run(["sync", "-f", str(inst.mountpoint)])
-                ms.append(Measurement("writeback", w.elapsed_s, "s", "lower", log_rel, name))
+                ms.append(self.metrics.measure("writeback", w.elapsed_s, log_rel, case=name))
             if copied:
-                ms.append(Measurement("copied_bytes", copied, "B", None, log_rel, name))
+                ms.append(self.metrics.measure("copied_bytes", copied, log_rel, case=name))
             ms.extend(acct.measurements(name, log_rel, wrote=copied,
                                         read=copied if reread else 0))
 
@@ -136,8 +136,8 @@ class TasksSuite(Suite):
                 task("01-mkfs", inst.mkfs, writeback=False)
                 task("02-mount", inst.mount, writeback=False)
                 ctx.environment["filesystem"] = inst.effective()
-                ms.append(Measurement("capacity_initial", capacity_share(inst, mnt)[0], "%",
-                                      "higher", log_rel, "02-mount"))
+                ms.append(self.metrics.measure("capacity_initial", capacity_share(inst, mnt)[0],
+                                               log_rel, case="02-mount"))
                 iso, tree = source.iso_bytes, source.tree.total_bytes
                 task("03-copy-iso", cmd([*COPY, src / "iso.img", mnt / "iso.img"]), copied=iso)
                 task("04-recopy-iso", cmd([*COPY, mnt / "iso.img", mnt / "iso-copy.img"]),
@@ -155,8 +155,8 @@ class TasksSuite(Suite):
                 # residual capacity on a fresh mount: the umount committed every free, and
                 # measuring before it would have done 11's work untimed
                 inst.mount()
-                ms.append(Measurement("capacity_residual", capacity_share(inst, mnt)[0], "%",
-                                      "higher", log_rel, "08-remove-trees"))
+                ms.append(self.metrics.measure("capacity_residual", capacity_share(inst, mnt)[0],
+                                               log_rel, case="08-remove-trees"))
         except StepFailed as e:
             raise UnitFailed(str(e), ms) from None
         finally:

@@ -16,7 +16,8 @@ verdict (judge.py, kinds.py):
                                   mkfs) differs from the claim, or an equivalence fails
   no significant difference       no comparison of the claim is significant
   undecided                       an equivalence neither shown nor refuted; a sweep with
-                                  too few points as claimed
+                                  too few points as claimed; one round (S4's one history):
+                                  no test, the study's own single-run reading is told
   not comparable                  ZFS here is zfs-fuse and the claim is about speed or CPU
   not measured                    a filesystem, case or sweep point of the claim not run
 
@@ -75,7 +76,7 @@ def evaluate(records: pd.DataFrame, environment: RunEnvironment | dict,
             continue
         out += [judge(c, recs, environment) for c in study["claims"]]
         if study.get("derived"):
-            out += s2_rows(study, recs)
+            out += s2_rows(study, recs, environment)
     return out
 
 

@@ -29,6 +29,14 @@ def not_comparable_reason(env: RunEnvironment, labels: list[str], about: str) ->
     return FUSE_REASON.format(label=env.implementation(fuse[0])) if fuse else ""
 
 
+def emulation_note(env: RunEnvironment) -> str:
+    """Said on every speed or CPU claim of a run measured in a guest under TCG."""
+    if env.emulated:
+        return ("measured in a TCG guest: times and CPU are the emulator's (CPU-bound paths "
+                "slowed more than I/O), compared among this guest's filesystems only")
+    return ""
+
+
 def profile_note(env: RunEnvironment) -> str:
     if env.profile_scaled:
         return f"profile {env.profile.get('name')}: the study's sizes and durations scaled down"

@@ -13,10 +13,15 @@ import pandas as pd
 from fslab.metrics import label as metric_label
 from fslab.analysis.omnibus import omnibus
 from fslab.report.claims.judge import HOLDS, NO_DIFFERENCE, NOT_MEASURED, fmt, series
+from fslab.report.claims.kinds import qualify
 from fslab.report.claims.stats import ALPHA, holm, pair_test
+from fslab.store.environment import RunEnvironment
 
 
-def s2_rows(spec: dict, recs: pd.DataFrame) -> list[dict]:
+def s2_rows(spec: dict, recs: pd.DataFrame, env: RunEnvironment | dict | None = None) -> list[dict]:
+    """The ordering per workload and metric, and the pair test; each qualified as the other
+    claims are (zfs-fuse: not comparable; the profile and a TCG guest said)."""
+    env = RunEnvironment.of(env or {})
     study = spec["study"]
     derived = spec.get("derived") or {}
     fio = recs[recs["suite"] == spec.get("suite", "fio")]
@@ -27,6 +32,8 @@ def s2_rows(spec: dict, recs: pd.DataFrame) -> list[dict]:
             rows.append(_ordering(study, workload, metric, fio[fio["case"] == workload], levels))
     a, b = derived.get("pair") or ("ext4", "btrfs")
     rows.append(_pair(study, a, b, fio, derived.get("workloads") or {}))
+    for r, labels in zip(rows, [levels] * (len(rows) - 1) + [[a, b]]):
+        r["verdict"], r["why"] = qualify(r["verdict"], r["why"], env, labels)
     return rows
 
 

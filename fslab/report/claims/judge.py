@@ -164,7 +164,13 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
     tested = [r for r in rows if not math.isnan(r["p"])]
     if not tested:
         n = rows[0]["n"] if rows else (0, 0)
-        return NO_DIFFERENCE, f"{n[0]}+{n[1]} rounds: too few to test (need 2 each){_more_rounds()}"
+        if rows and all(min(r["n"]) == 1 for r in rows):
+            # one history per filesystem (S4's design): nothing to test, the reading is told
+            return UNDECIDED, (f"{n[0]}+{n[1]} rounds: no test (need 2 each); the study's own "
+                               f"single-run reading here: {single_reading(c, rows)}"
+                               f"{_more_rounds()}")
+        # no test ran: "no significant difference" would read as a test that found none
+        return UNDECIDED, f"{n[0]}+{n[1]} rounds: too few to test (need 2 each){_more_rounds()}"
     adjusted = holm([r["p"] for r in tested]) if len(tested) > 1 else [tested[0]["p"]]
     for r, p in zip(tested, adjusted):
         r["p_holm"] = float(p)
@@ -183,7 +189,8 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
             return NOT_REPRODUCED, "the same value in every round, equal for both"
         if all(r["smallest_p"] * len(tested) >= ALPHA for r in tested if not r["exact"]):
             n = tested[0]["n"]
-            return NO_DIFFERENCE, (f"{n[0]}+{n[1]} rounds: too few for any verdict (the smallest "
+            # no outcome of these rounds could have been significant: nothing was decided
+            return UNDECIDED, (f"{n[0]}+{n[1]} rounds: too few for any verdict (the smallest "
                                    f"possible p is {tested[0]['smallest_p']:.2g}"
                                    f"{', before Holm over ' + str(len(tested)) if len(tested) > 1 else ''})"
                                    f"{_more_rounds()}")
@@ -195,7 +202,28 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
 
 
 def _more_rounds() -> str:
-    return "; 5 rounds per filesystem (--profile quick, or -n 5) can decide"
+    # -n, not a profile: a plan may fix its rounds at every profile (S4: one history)
+    return "; 5 rounds per filesystem (-n 5) can decide"
+
+
+def single_reading(c: Claim, rows: list[dict]) -> str:
+    """What one round of each shows, as the study read its own single run: the direction
+    at each comparison and, for a size claim, the ratio against the band."""
+    band = c.band_range
+    out = []
+    for r in rows:
+        where = f"{r['where']}: " if r["where"] else ""
+        way = "as claimed" if r["as_claimed"] else "the opposite" if r["opposite"] else "equal"
+        ratio = _ratio(r["med_a"], r["med_b"], c.less)
+        text = f"{where}{way}"
+        if r["as_claimed"] and not math.isnan(ratio):
+            text += f", {number(ratio)}×"
+            if band:
+                inside = band[0] <= ratio <= band[1]
+                text += (f", {'inside' if inside else 'outside'} the band {number(band[0])}–"
+                         f"{number(band[1])}× around the study's {number(c.size or math.sqrt(band[0] * band[1]))}×")
+        out.append(text)
+    return "; ".join(out)
 
 
 def _things(k: int) -> str:
@@ -274,10 +302,9 @@ def fmt(v: float | None, unit: str, signed: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     sign = "+" if signed and v > 0 else ""
-    if unit == "%":   # capacity findings differ by 0.01-0.02 %
-        return f"{sign}{v:.2f}%"
-    if unit == "pp":
-        return f"{sign}{v:.2f} pp"
+    if unit in ("%", "pp"):   # capacity findings differ by 0.01-0.02 %: JFS lost 0.00195 pp
+        digits = 2 if v == 0 or abs(v) >= 0.01 else 2 - math.floor(math.log10(abs(v)))
+        return f"{sign}{v:.{digits}f}{'%' if unit == '%' else ' pp'}"
     if unit in ("s", "B", "B/s", "ns", "ops/s"):
         return sign + human(float(v), unit)
     return f"{sign}{number(v)}{'x' if unit == 'ratio' else (' ' + unit if unit else '')}"

@@ -22,15 +22,26 @@ def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
         verdict, why, measured = _judge(c, recs, env)
     except Missing as e:
         verdict, why, measured = NOT_MEASURED, str(e), "–"
-    if verdict != NOT_MEASURED:
-        reason = context.not_comparable_reason(env, c.filesystems, c.about)
-        if reason:
-            why, verdict = f"{reason}. Measured here: {verdict}: {why}", NOT_COMPARABLE
-        note = context.profile_note(env) if c.scaled else ""
-        if note:
-            why = f"{why}; {note}"
+    verdict, why = qualify(verdict, why, env, c.filesystems, c.about, c.scaled)
     return {"study": c.study, "claim": c.claim, "published": c.published, "measured": measured,
             "verdict": verdict, "why": why}
+
+
+def qualify(verdict: str, why: str, env: RunEnvironment, labels: list[str],
+            about: str = "performance", scaled: bool = True) -> tuple[str, str]:
+    """What the run's environment changes about a verdict: zfs-fuse makes a speed or CPU
+    claim not comparable (the verdict measured here goes into the reason); a TCG guest
+    and a scaled-down profile are said."""
+    if verdict == NOT_MEASURED:
+        return verdict, why
+    reason = context.not_comparable_reason(env, labels, about)
+    if reason:
+        why, verdict = f"{reason}. Measured here: {verdict}: {why}", NOT_COMPARABLE
+    notes = [context.emulation_note(env) if about != "space" else "",
+             context.profile_note(env) if scaled else ""]
+    for note in filter(None, notes):
+        why = f"{why}; {note}"
+    return verdict, why
 
 
 def _judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment) -> tuple[str, str, str]:
@@ -139,8 +150,10 @@ def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
         ci = median_ci(x)
         how = "95% interval of the median"
         if ci is None:
+            reading = f"; the study's own single-run reading here: {_reading(c, x, unit)}" \
+                if len(x) == 1 else ""
             return UNDECIDED, (f"{len(x)} round{'s' if len(x) != 1 else ''}: an interval of the "
-                               "median needs 6 (-n 6)")
+                               f"median needs 6 (-n 6){reading}")
     lo, hi = ci
     shown = fmt(lo, unit) if exact else f"{fmt(lo, unit)}–{fmt(hi, unit)}"
     if c.than is not None:
@@ -164,6 +177,22 @@ def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
             return SIZE_DIFFERS, f"{shown} here, outside {words} ({how})"
         return NOT_REPRODUCED, f"{shown} outside {words} ({how})"
     return UNDECIDED, f"{shown} partly outside {words} ({how}); more rounds narrow it"
+
+
+def _reading(c: Claim, x: np.ndarray, unit: str) -> str:
+    """One value against the claim's threshold and band, as a single run reads it."""
+    v = float(x[0])
+    parts = [fmt(v, unit)]
+    if c.than is not None:
+        side = v < c.than if c.less else v > c.than
+        parts.append(f"{'' if side else 'not '}{'below' if c.less else 'above'} {fmt(c.than, unit)}")
+    band = c.band_range
+    if band:
+        inside = band[0] <= v <= band[1]
+        parts.append(f"{'inside' if inside else 'outside'} the band {fmt(band[0], unit)}–"
+                     f"{fmt(band[1], unit)} around the study's "
+                     f"{fmt(c.size or float(np.sqrt(band[0] * band[1])), unit)}")
+    return ", ".join(parts)
 
 
 def equal(c: Claim, groups, s: pd.DataFrame) -> tuple[str, str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fslab.workloads.probes.base import (Enable, MiB, Probe, ProbeResult, compressible_bytes,
                                         no_mechanism, used_bytes, write_file)
 from fslab.filesystems.base import Driver, Instance
-from fslab.records import Measurement
+from fslab import metrics
 
 SIZE = 32 * MiB
 MIN_RATIO = 1.5     # text compresses 3-10x; anything below this is not compression
@@ -27,4 +27,4 @@ class CompressionProbe(Probe):
         detail = (f"{SIZE // MiB} MiB of text took {grew / MiB:.1f} MiB: ratio {ratio:.1f}x"
                   + ("" if ok else f" (below {MIN_RATIO}x: not compressed)"))
         return ProbeResult(ok, detail, {"logical": SIZE, "allocated": grew, "ratio": ratio},
-                           [Measurement("compression_ratio", ratio, "ratio", None)])
+                           [metrics.measure("features", "compression_ratio", ratio)])

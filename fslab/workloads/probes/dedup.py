@@ -11,7 +11,7 @@ import struct
 from fslab.workloads.probes.base import (Enable, MiB, Probe, ProbeResult, random_bytes,
                                         used_bytes, write_file)
 from fslab.filesystems.base import Driver, Instance
-from fslab.records import Measurement
+from fslab import metrics
 
 SIZE = 16 * MiB
 CHUNK = 8 * MiB                 # btrfs dedupes at most 16 MiB per call
@@ -64,7 +64,7 @@ class DedupProbe(Probe):
         ev = {"one_copy_used": one_copy, "two_copies_used": two_copies, "final_used": final,
               "bytes_deduped_reported": deduped}
         return ProbeResult(ok, detail, ev,
-                           [Measurement("dedup_saved_bytes", max(saved, 0), "B", None)])
+                           [metrics.measure("features", "dedup_saved_bytes", max(saved, 0))])
 
     @staticmethod
     def _dedupe(a, b) -> int:

@@ -10,8 +10,18 @@ and the report flags it.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
+from fslab.metrics import Catalogue
+from fslab.metrics.declared import step_devices
 from fslab.records import Measurement
 from fslab.system import devstat
+
+
+@lru_cache(maxsize=None)
+def _declared(prefix: str) -> Catalogue:
+    """The step's device counters as the catalogue declares them, named with `prefix`."""
+    return Catalogue(step_devices(prefix))
 
 
 class DeviceAccount:
@@ -29,12 +39,12 @@ class DeviceAccount:
             return []
         d = devstat.read(self.devices) - self.start
 
-        def m(metric, value, unit):
-            return Measurement(prefix + metric, float(value), unit, None, artifact, case)
-        out = [m("device_read_bytes", d.read_bytes, "B"), m("device_write_bytes", d.write_bytes, "B"),
-               m("device_ios", d.ios, "count")]
+        def m(metric, value):
+            return _declared(prefix).measure(prefix + metric, value, artifact, case=case)
+        out = [m("device_read_bytes", d.read_bytes), m("device_write_bytes", d.write_bytes),
+               m("device_ios", d.ios)]
         if wrote:
-            out.append(m("write_amplification", d.write_bytes / wrote, "ratio"))
+            out.append(m("write_amplification", d.write_bytes / wrote))
         if read:
-            out.append(m("device_read_share", d.read_bytes / read, "ratio"))
+            out.append(m("device_read_share", d.read_bytes / read))
         return out

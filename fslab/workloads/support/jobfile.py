@@ -502,40 +502,49 @@ def fio_version() -> str:
 
 
 def add_job_files(plan, files, image_size: str | None, profile_explicit: bool,
-                  fio_options: dict[str, str] | None = None) -> bool:
+                  fio_options: dict[str, str] | None = None):
     """Lay `--job FILE`s (with --fio options) and `--image-size` onto a plan, settle whether each job-file suite
     is capped by the profile (only when the profile was chosen explicitly, unless the plan
     says `scale`), and validate every job file with fio before the run exists.
-    True when the plan's job-file suites exist (its stored text must then be rewritten)."""
+    (The new plan, True when it has job-file suites: its stored text must then be rewritten.)"""
+    suites = list(plan.suite)
     if files:
         extra = {"fio": dict(fio_options)} if fio_options else {}
-        plan.suite.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files],
-                                    **extra))
-    suites = job_file_suites(plan)
-    for s in suites:
-        extra = s.model_extra
+        suites.append(SuiteSpec(kind="fio", job_files=[str(Path(f).absolute()) for f in files],
+                                **extra))
+    found = False
+    for i, s in enumerate(suites):
+        if "job_files" not in (s.model_extra or {}):
+            continue
+        found = True
+        extra = dict(s.model_extra)
         extra.setdefault("scale", profile_explicit)
         if image_size:
             extra["image_size"] = image_size
         if extra.get("image_size") and not _bytes(str(extra["image_size"])):
             raise FslabError(f"image size {extra['image_size']!r}: expected a size like 2G")
+        suites[i] = s = SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads,
+                                                  **extra})
         job_file_cases(s.options, plan.profile)   # reads and validates every file
-    return bool(suites)
+    return plan.model_copy(update={"suite": suites}), found
 
 
 def job_file_suites(plan) -> list:
     return [s for s in plan.suite if "job_files" in (s.model_extra or {})]
 
 
-def environment_of(plan) -> dict[str, dict[str, Any]]:
-    """What the run's environment says of each job file: where it came from, whether its
-    sizes and runtimes ran as written or capped by the profile, each job's I/O as run
-    (direct or buffered: the file's own choice) and what fslab gave it (notes)."""
+def environment_of(schedule) -> dict[str, dict[str, Any]]:
+    """What the run's environment says of each job file of the plan's schedule
+    (fslab/run/schedule.py): where it came from, whether its sizes and runtimes ran as
+    written or capped by the profile, each job's I/O as run (direct or buffered: the
+    file's own choice) and what fslab gave it (notes)."""
     out = {}
-    for s in job_file_suites(plan):
-        how = (f"capped by profile {plan.profile.name}" if s.model_extra.get("scale") is True
-               else "as written")
-        for case in job_file_cases(s.options, plan.profile):
+    for s, _, cases in schedule.suite_cases:
+        if "job_files" not in (s.model_extra or {}):
+            continue
+        how = (f"capped by profile {schedule.plan.profile.name}"
+               if s.model_extra.get("scale") is True else "as written")
+        for case in cases:
             jf = case.config
             out[case.name] = {"path": str(jf.job.path), "sizes_and_runtimes": how,
                               "io": jf.io, "notes": jf.notes}
