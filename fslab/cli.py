@@ -14,6 +14,7 @@ from typer.core import TyperOption
 
 from fslab import __version__
 from fslab.errors import FslabError
+import fslab.commands as pkg
 
 # Typer 0.29 prints a flag's Python type beside it ("--json  <bool>"), as if it took a value;
 # a flag takes none, so its help shows none (every other option keeps its type or metavar)
@@ -44,7 +45,6 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _register_commands() -> None:
-    import fslab.commands as pkg
     for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         if not m.name.startswith("_"):
             importlib.import_module(f"fslab.commands.{m.name}").register(app)

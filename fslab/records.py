@@ -19,6 +19,10 @@ RECORD_COLUMNS = (
     "iteration", "metric", "value", "unit", "better", "artifact", "ts",
 )
 
+# the host of fio's "All clients" records in a multi-host parallel run: their sum, a
+# different quantity from any one host's (shown beside the hosts, never ranked against one)
+AGGREGATE_HOST = "all"
+
 
 def canonical_params(params: dict[str, Any] | None) -> str:
     """JSON with sorted keys, so equal params always compare equal as text."""

@@ -7,7 +7,7 @@ import pytest
 
 from fslab import plan as plans
 from fslab.system import devstat
-from fslab.run.accounting import UnitAccount, fio_totals, process_cpu_seconds
+from fslab.fio.accounting import UnitAccount, fio_totals, process_cpu_seconds
 from fslab.system.devstat import DevCounters
 from fslab.fio import job_measurements, load_fio_output
 
@@ -103,7 +103,7 @@ def test_page_cache_defaults_and_plan_key():
 
 
 def test_o_direct_probe_on_this_filesystem(tmp_path):
-    from fslab.run.cachepolicy import accepts_o_direct
+    from fslab.fio.cachepolicy import accepts_o_direct
     # whatever the answer, the probe leaves nothing behind
     accepts_o_direct(str(tmp_path))
     assert list(tmp_path.iterdir()) == []
@@ -133,7 +133,7 @@ def test_percent_of_raw_device_per_workload():
 
 
 def test_report_lines_say_what_the_policy_did():
-    from fslab.run.cachepolicy import describe_run
+    from fslab.fio.cachepolicy import describe_run
     env = {"page_cache": "off", "filesystems": {
         "zfs": {"cache_policy": "direct I/O (O_DIRECT), primarycache=metadata", "daemon": "zfs-fuse"},
         "ext4": {"cache_policy": "direct I/O (O_DIRECT)"}}}
@@ -152,7 +152,7 @@ def test_suites_that_ran_buffered_are_named_beside_the_policy():
     """Issue 27: an S3 run at page cache off said 'measuring the device' for tasks that
     were buffered. The suites' own words (as Suite.cache_policy records them) are shown,
     and the answer's parenthesis names the buffered ones."""
-    from fslab.run.cachepolicy import answer_note, describe_run
+    from fslab.fio.cachepolicy import answer_note, describe_run
     from fslab.workloads import get as suite_get
     from fslab.workloads.base import CacheUse
     env = {"page_cache": "off", "filesystems": {"ext3": {}, "xfs": {}}, "workloads": {}}

@@ -138,7 +138,7 @@ def test_a_count_without_direction_is_described_with_its_rate():
 
 
 def test_integrity_declares_its_counts_and_the_report_passes_them():
-    from fslab.report.load import declared_trials
+    from fslab.results.load import declared_trials
     from fslab.workloads.integrity import IntegritySuite, measurements
     recs = _records({"ext4": [(8, 8)]})
     assert declared_trials(recs) == {"detected": "damaged", "silent": "damaged",

@@ -1,4 +1,4 @@
-"""The unit deadline (fslab/run/deadline.py) on plain processes: fast, no root."""
+"""The unit deadline (fslab/system/deadline.py) on plain processes: fast, no root."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fslab.run import deadline
+from fslab.system import deadline
 
 
 def _alive(pid: int) -> bool:

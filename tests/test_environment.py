@@ -50,8 +50,8 @@ def test_a_guest_and_a_host_tool_answer_where_the_numbers_come_from():
 
 def test_the_readers_take_the_stored_dict_or_the_type_alike():
     from fslab.report.claims import evaluate
-    from fslab.report.provenance import measured_where, recorded_implementations
-    from fslab.run.cachepolicy import describe_run
+    from fslab.results.provenance import measured_where, recorded_implementations
+    from fslab.fio.cachepolicy import describe_run
     run = real_run()
     env = run["environment"]
     assert describe_run(env) == describe_run(RunEnvironment.of(env))

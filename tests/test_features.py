@@ -9,8 +9,8 @@ import pytest
 
 from conftest import fslab_in_process, leftovers, needs_root, run_fslab
 from fslab.features.catalog import FEATURES
-from fslab.features.claims import CLAIMS, claims_for
-from fslab.features.probes import PROBES
+from fslab.features.feature_claims import FEATURE_CLAIMS, feature_claims_for
+from fslab.workloads.probes import PROBES
 
 FOUR = ("ext4", "xfs", "btrfs", "zfs")
 PROBED = {f.key for f in FEATURES if f.probe}
@@ -18,7 +18,7 @@ PROBED = {f.key for f in FEATURES if f.probe}
 
 @pytest.mark.parametrize("table", ["ext4", "xfs", "btrfs", "zfs", "zfs-fuse"])
 def test_every_feature_has_a_cited_claim(table):
-    claims = claims_for(table.split("-")[0], table)
+    claims = feature_claims_for(table.split("-")[0], table)
     assert set(claims) == {f.key for f in FEATURES}
     for key, c in claims.items():
         assert c.status in ("yes", "no", "partial"), (table, key)
@@ -26,7 +26,7 @@ def test_every_feature_has_a_cited_claim(table):
 
 
 def test_zfs_fuse_claims_differ_from_kernel_openzfs():
-    fuse, kernel = CLAIMS["zfs-fuse"], CLAIMS["zfs"]
+    fuse, kernel = FEATURE_CLAIMS["zfs-fuse"], FEATURE_CLAIMS["zfs"]
     # pool version 23 predates feature flags: no block cloning, embedded data or TRIM
     assert fuse["reflinks"].status == "no" and kernel["reflinks"].status == "partial"
     assert fuse["inline_small_files"].status == "no" and kernel["inline_small_files"].status == "yes"

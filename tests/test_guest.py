@@ -146,7 +146,7 @@ def test_agent_starts_nothing_when_asked_to_stop_during_boot(tmp_path):
 
 
 def test_the_kept_guest_store_holds_what_its_write_ahead_log_held(tmp_path):
-    from fslab.guest.runner import _keep_store
+    from fslab.run.guest import _keep_store
     src = tmp_path / "fslab.sqlite"
     db = sqlite3.connect(src)
     db.execute("PRAGMA journal_mode=WAL")
@@ -202,8 +202,8 @@ def test_the_host_run_takes_over_what_the_guest_recorded_about_its_suites(tmp_pa
     said "page cache off: fio jobs measure the device" for a run without fio, and a
     generated history standing in for the study's would not have been said at all."""
     from fslab.guest.merge import host_environment
-    from fslab.report.provenance import stand_in_lines
-    from fslab.run.cachepolicy import describe_run
+    from fslab.results.provenance import stand_in_lines
+    from fslab.fio.cachepolicy import describe_run
     from fslab.store import Store
     aging = {"history": "generated source tree (20000 files, seeded)", "buffered": False,
              "stand_in": "a generated source history (20000 files, seeded) stood in for URL: "
@@ -477,7 +477,7 @@ def test_cleanup_stops_a_running_guest_and_removes_its_disks(image, state_dir, t
 
 def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
     from fslab import plan as plans
-    from fslab.guest.runner import data_disk_bytes
+    from fslab.run.guest import data_disk_bytes
     p = plans.parse('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "jfs"\n'
                     'image_size = "20000000000"\n[[suite]]\nkind = "fio"\n')
     from fslab.run.schedule import Schedule

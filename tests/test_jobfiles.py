@@ -12,7 +12,7 @@ import pytest
 
 from fslab import plan as plans
 from fslab.errors import FslabError
-from fslab.fio import jobfile
+from fslab.workloads.support import jobfile
 from fslab.plan.profiles import PROFILES
 from fslab.run.schedule import Schedule
 from fslab.workloads.fio import job_labels
@@ -170,7 +170,7 @@ def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp
 
 
 def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
-    from fslab.plan.flags import from_flags as _build_plan
+    from fslab.run.flags import from_flags as _build_plan
     f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=1g\n")
 
     def build(profile=None, plan_file=None, image_size=None):
@@ -196,7 +196,7 @@ def test_profile_caps_only_when_chosen_and_the_stored_plan_replays(tmp_path):
 
 
 def test_fio_options_reach_every_job_of_a_job_file(tmp_path):
-    from fslab.plan.flags import from_flags as _build_plan
+    from fslab.run.flags import from_flags as _build_plan
     f = write(tmp_path, "a.fio", "[a]\nrw=read\nsize=8m\ndirectory=/dev/shm/x\n[b]\nrw=write\nsize=8m\n")
     p = _build_plan(None, "ext4", None, None, None, None, ["ioengine=libaio"], None, None,
                     job=[f])
@@ -332,7 +332,7 @@ def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
     assert jobfile.io_text({"a": "buffered", "b": "buffered"}) == "both jobs buffered"
     # the answer's header says what the job file's jobs did, not the run's page-cache policy
     import pandas as pd
-    from fslab.report.provenance import measured_as
+    from fslab.results.provenance import measured_as
     runs = [{"environment": {"page_cache": "off", "job_files": {
         "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}]
     assert measured_as(runs, pd.DataFrame({"case": ["db"]})) == \

@@ -1,4 +1,4 @@
-"""The package's shape: few modules at the root, no import cycles (imports inside functions count)."""
+"""The package's shape: few modules at the root, packages on floors that import only downwards, no import cycles (imports inside functions count)."""
 from __future__ import annotations
 
 import ast
@@ -7,29 +7,30 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "fslab"
 
 
-def modules() -> dict[str, Path]:
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
-    for p in PACKAGE.rglob("*.py"):
-        parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for p in package.rglob("*.py"):
+        parts = list(p.relative_to(package.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         out[".".join(parts)] = p
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the fslab modules it imports anywhere in its text, including the packages
-    whose __init__ such an import runs (outside its own package)."""
-    mods = modules()
+def import_sites(package: Path = PACKAGE) -> dict[str, list[tuple[int, str]]]:
+    """Module -> (line, fslab module) for every import anywhere in its text (inside functions
+    and `if TYPE_CHECKING:` too), including the packages whose __init__ such an import runs
+    (outside its own package)."""
+    mods = modules(package)
 
     def known(name: str) -> str | None:
         while name and name not in mods:
             name = name.rpartition(".")[0]
         return name or None
 
-    graph: dict[str, set[str]] = {m: set() for m in mods}
+    sites: dict[str, list[tuple[int, str]]] = {m: [] for m in mods}
     for mod, path in mods.items():
-        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text())):
             targets = []
             if isinstance(node, ast.Import):
@@ -37,16 +38,21 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    up = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
                     base = ".".join(up + ([base] if base else []))
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
                            for a in node.names]
             for t in filter(None, map(known, targets)):
                 while t and t != mod and not mod.startswith(t + "."):
                     if t in mods:
-                        graph[mod].add(t)
+                        sites[mod].append((node.lineno, t))
                     t = t.rpartition(".")[0]
-    return graph
+    return sites
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the fslab modules it imports anywhere in its text (see import_sites)."""
+    return {m: {t for _, t in s} for m, s in import_sites(package).items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -99,8 +105,106 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycles_even_inside_functions():
     graph = import_graph()
-    assert "fslab.system.proc" in graph["fslab.run.deadline"]   # the graph sees imports at all
+    assert "fslab.system.proc" in graph["fslab.system.deadline"]   # the graph sees imports at all
     assert cycles(graph) == []
+
+
+# The floors, lowest first: a module may import only from its own package, from packages
+# on lower floors, and from another package on its own floor where SIDEWAYS says so.
+# docs/architecture.md draws them.
+FLOORS = [
+    ["fslab", "fslab.errors", "fslab.records"],        # the package root and the record schema
+    ["fslab.metrics"],                                 # the metric catalogue, the number format
+    ["fslab.system"],                                  # host plumbing
+    ["fslab.analysis", "fslab.plan", "fslab.store", "fslab.targets"],
+    ["fslab.fio", "fslab.guest"],                      # fio's output; the qemu machine
+    ["fslab.filesystems"],                             # one driver per filesystem
+    ["fslab.features"],                                # what the feature matrix knows
+    ["fslab.workloads"],                               # the suites
+    ["fslab.decide", "fslab.results"],                 # races; results read from a store
+    ["fslab.recommend"],
+    ["fslab.report"],
+    ["fslab.run"],                                     # flags, checks, session, local and guest executors
+    ["fslab.remote"],                                  # the multi-host executor
+    ["fslab.commands"],
+    ["fslab.cli"],
+    ["fslab.__main__"],
+]
+SIDEWAYS: set[tuple[str, str]] = set()                 # (importer, imported) on one floor
+
+
+def floor_of(module: str, floors: list[list[str]]) -> tuple[int, str] | None:
+    """(floor, package) of a module: the longest package name of the floors it lies in
+    (the top package's name, "fslab", stands for its __init__ only)."""
+    best = None
+    for i, floor in enumerate(floors):
+        for name in floor:
+            inside = module.startswith(name + ".") and "." in name
+            if (module == name or inside) and (
+                    best is None or len(name) > len(best[1])):
+                best = (i, name)
+    return best
+
+
+def against_the_floors(floors: list[list[str]], package: Path = PACKAGE,
+                       sideways: set[tuple[str, str]] = frozenset()) -> list[str]:
+    """Every import (at any depth) from a package to one on a higher floor, or to another
+    package on its own floor, as 'path:line: module imports target (why)'; a module on no
+    floor is named too."""
+    found = []
+    for mod, sites in sorted(import_sites(package).items()):
+        rel = modules(package)[mod].relative_to(package.parent).as_posix()
+        here = floor_of(mod, floors)
+        if here is None:
+            found.append(f"{rel}: {mod} is on no floor (add its package to FLOORS)")
+            continue
+        for line, target in sorted(set(sites)):
+            there = floor_of(target, floors)
+            if there is None or there[1] == here[1]:
+                continue
+            if there[0] > here[0]:
+                found.append(f"{rel}:{line}: {mod} imports {target} "
+                             f"({here[1]} on floor {here[0]} is below {there[1]} on floor {there[0]})")
+            elif there[0] == here[0] and (here[1], there[1]) not in sideways:
+                found.append(f"{rel}:{line}: {mod} imports {target} "
+                             f"({here[1]} and {there[1]} share floor {here[0]})")
+    return found
+
+
+def test_floor_checker_finds_planted_upward_imports(tmp_path):
+    root = tmp_path / "fslab"
+    files = {
+        "__init__.py": "",
+        "system/__init__.py": "",
+        "system/proc.py": "def run():\n    from fslab.report.tables import table\n",
+        "store/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from fslab.analysis import Analysis\n",
+        "analysis/__init__.py": "",
+        "report/__init__.py": "",
+        "report/tables.py": "from fslab.system.proc import run\nfrom . import __name__ as n\n",
+        "cli.py": "import fslab.report.tables\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    floors = [["fslab"], ["fslab.system"], ["fslab.analysis", "fslab.store"], ["fslab.report"]]
+    assert against_the_floors(floors, root) == [
+        "fslab/cli.py: fslab.cli is on no floor (add its package to FLOORS)",
+        "fslab/store/__init__.py:3: fslab.store imports fslab.analysis "
+        "(fslab.store and fslab.analysis share floor 2)",
+        "fslab/system/proc.py:2: fslab.system.proc imports fslab.report "
+        "(fslab.system on floor 1 is below fslab.report on floor 3)",
+        "fslab/system/proc.py:2: fslab.system.proc imports fslab.report.tables "
+        "(fslab.system on floor 1 is below fslab.report on floor 3)",
+    ]
+    assert against_the_floors(floors + [["fslab.cli"]], root,
+                              sideways={("fslab.store", "fslab.analysis")}) == [
+        f for f in against_the_floors(floors, root) if "fslab/system/" in f]
+
+
+def test_every_import_points_down_the_floors():
+    """Imports inside functions count: a lower floor never reaches up, even lazily."""
+    assert against_the_floors(FLOORS, PACKAGE, SIDEWAYS) == []
 
 
 def test_at_most_six_plain_modules_at_the_package_root():
@@ -125,7 +229,7 @@ ALLOWED = {
     # doctor's table of Debian packages to look up (the zfs-fuse package)
     ("fslab/commands/doctor.py", "zfs-fuse"),
     # `--baseline raw` names the bare-device driver and adds it to the plan once
-    ("fslab/plan/flags.py", "raw"),
+    ("fslab/run/flags.py", "raw"),
 }
 
 
@@ -194,7 +298,7 @@ def test_only_drivers_ask_which_filesystem_they_talk_to():
 # Where suites' metrics are made, and the suites each module makes them for.
 EMITTERS = {
     "fslab/fio/parse.py": ("fio", "dedup"),
-    "fslab/run/accounting.py": ("fio", "dedup"),
+    "fslab/fio/accounting.py": ("fio", "dedup"),
     "fslab/workloads/fio.py": ("fio",),
     "fslab/system/measure.py": ("tasks",),
     "fslab/workloads/support/devices.py": ("tasks", "largefile", "smallfiles"),
@@ -207,12 +311,12 @@ EMITTERS = {
     "fslab/workloads/integrity.py": ("integrity",),
     "fslab/workloads/crash.py": ("crash",),
     "fslab/workloads/aging.py": ("aging",),
-    "fslab/features/suite.py": ("features",),
-    "fslab/features/probes/dedup.py": ("features",),
-    "fslab/features/probes/compression.py": ("features",),
+    "fslab/workloads/features.py": ("features",),
+    "fslab/workloads/probes/dedup.py": ("features",),
+    "fslab/workloads/probes/compression.py": ("features",),
 }
 # Where outputs pick metrics by name: reports, recommend, the run summary, remote, decide.
-OUTPUTS = ("fslab/report", "fslab/recommend", "fslab/run/summary.py", "fslab/remote/report.py",
+OUTPUTS = ("fslab/report", "fslab/results", "fslab/recommend", "fslab/run/summary.py",
            "fslab/decide", "fslab/commands")
 
 

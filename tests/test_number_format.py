@@ -8,9 +8,9 @@ from rich.console import Console
 from conftest import fslab_in_process
 from fslab.records import Record
 from fslab.report import export
-from fslab.report.format import human, human_spread
+from fslab.metrics.format import human, human_spread
 from fslab.report.html import render_html
-from fslab.report.load import load
+from fslab.results.load import load
 from fslab.run.summary import print_run_summary
 from fslab.store.db import Store
 

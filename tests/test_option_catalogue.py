@@ -32,7 +32,7 @@ def test_each_entry_says_what_it_costs_and_where_it_is_documented(name, option):
     assert option.kind in OPTION_KINDS and option.safety in SAFETY and option.values
     assert option.effect and option.source
     assert bool(option.trades) == (option.safety == "trade")   # a trade says what it gives up
-    assert set(option.implementations) <= set(driver.claims), option.implementations
+    assert set(option.implementations) <= set(driver.feature_claims), option.implementations
     if option.kind in ("property", "pool_property"):
         assert driver.takes_properties
     for value in option.values:

@@ -413,7 +413,7 @@ def test_recommend_says_what_zfs_is_as_the_report_does(smoke_run, tmp_path):
     """zfs-fuse is not kernel OpenZFS: `recommend` (terminal and --json) says so before any
     ranking, in the words the report's banner uses."""
     results, run_id, env = smoke_run
-    from fslab.report.provenance import measured_where
+    from fslab.results.provenance import measured_where
     from fslab.store.db import Store
     store = Store(results)
     try:
@@ -465,7 +465,7 @@ def test_a_best_of_zero_scores_as_the_best():
     from fslab.analysis import analyze
     from fslab.recommend.evidence import Evidence
     from fslab.records import RECORD_COLUMNS
-    from fslab.report.load import declared_trials
+    from fslab.results.load import declared_trials
     silent = {"ext4": 8, "btrfs": 3, "zfs": 0}           # of 8 damaged blocks, every round
     collateral = {"ext4": [2, 3, 2, 3, 2, 3], "btrfs": [0] * 6, "zfs": [0] * 6}
 

@@ -142,7 +142,7 @@ def test_fetch_clones_once_and_says_why_it_cannot(tmp_path):
 
 
 def test_a_stand_in_history_is_said_before_any_number():
-    from fslab.report.provenance import measured_where
+    from fslab.results.provenance import measured_where
     env = {"workloads": {"aging:git": {"history": "generated source tree (200 files, seeded)",
                                        "stand_in": "a generated source history (200 files, "
                                                    "seeded) stood in for URL: unreachable"},

@@ -15,7 +15,7 @@ import pytest
 
 from fslab.fio.importer import import_path
 from fslab.records import Record
-from fslab.report.load import load
+from fslab.results.load import load
 from fslab.report.html import render_html
 from fslab.store.db import Store
 

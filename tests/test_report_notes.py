@@ -12,7 +12,7 @@ import pytest
 from conftest import needs_root, run_fslab
 
 from fslab.records import Measurement, UnitKey, stamp
-from fslab.report.load import load
+from fslab.results.load import load
 from fslab.store.db import Store
 
 TASKS = ("03-copy-iso", "04-recopy-iso")
@@ -58,7 +58,7 @@ def test_every_record_of_a_failed_unit_is_left_out_even_with_its_own_case(tasks_
 def test_a_unit_directory_is_not_the_prefix_of_another(tmp_path):
     """iter-001 is not iter-0010's directory: only the unit's own directory and below."""
     import pandas as pd
-    from fslab.report.load import in_dirs
+    from fslab.results.load import in_dirs
     records = pd.DataFrame({"run_id": ["r", "r", "r", "other", "r"],
                             "artifact": ["a/iter-001", "a/iter-001/fio.json", "a/iter-0010/fio.json",
                                          "a/iter-001/fio.json", None]})

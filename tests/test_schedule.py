@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fslab import filesystems, plan as plans, workloads
-from fslab.plan.flags import from_flags
+from fslab.run.flags import from_flags
 from fslab.records import canonical_params
 from fslab.run.dryrun import outline
 from fslab.run.schedule import Schedule

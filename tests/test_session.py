@@ -116,7 +116,7 @@ def test_a_resumed_run_keeps_its_row(session):
 
 def test_the_guest_executor_refuses_without_qemu_before_any_run_row(session, tmp_path,
                                                                     monkeypatch):
-    from fslab.guest.runner import GuestExecutor
+    from fslab.run.guest import GuestExecutor
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     with pytest.raises(FslabError, match="qemu-system-x86_64"):
@@ -127,7 +127,7 @@ def test_the_guest_executor_refuses_without_qemu_before_any_run_row(session, tmp
 def test_the_guest_executor_refuses_when_it_could_not_build_an_image(session, tmp_path,
                                                                       monkeypatch):
     """No cached image and a host that lacks what a build needs (here cpio): one clear line."""
-    from fslab.guest.runner import GuestExecutor
+    from fslab.run.guest import GuestExecutor
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "qemu-system-x86_64").symlink_to("/bin/true")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))

@@ -571,7 +571,7 @@ def test_a_store_written_by_an_earlier_fslab_opens_and_shows_only_tested_separat
     import shutil
     from pathlib import Path
     from fslab.report.export import markdown
-    from fslab.report.load import load
+    from fslab.results.load import load
     from fslab.store import open_store
     src = Path(__file__).parent / "data" / "stores" / "825dc16-smoke-ext4-xfs"
     shutil.copytree(src, tmp_path / "store")

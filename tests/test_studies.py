@@ -295,7 +295,7 @@ bs = ["4k", "64k"]
     assert jobs and all("filename=/dev/loop" in j.read_text() for j in jobs)
     from fslab.report.figures import FigureContext
     from fslab.report.figures.s0_onboard import efficiency, per_iteration, sections
-    from fslab.report.load import load
+    from fslab.results.load import load
     from fslab.store import open_store
     a = load(open_store(results), None, regression=False).analysis
     eff = efficiency(per_iteration(a.data))

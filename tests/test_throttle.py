@@ -50,7 +50,7 @@ def test_a_candidates_file_carries_the_throttle_into_the_label_and_the_options(t
 
 
 def test_a_throttle_outside_a_decide_or_on_another_suite_is_refused():
-    from fslab.plan import validate
+    from fslab.run import validate
     slow = FilesystemSpec(name="ext4", variant="slow", throttle="5%")
     with pytest.raises(FslabError, match="benchmark aid of fslab decide"):
         validate.plan(Plan(filesystem=[FilesystemSpec(name="ext4"), slow], suite=[SuiteSpec(kind="fio")]))

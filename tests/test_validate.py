@@ -117,7 +117,7 @@ def test_import_of_text_that_is_not_fio_shows_an_escaped_excerpt(tmp_path, state
 
 def test_valid_options_still_pass_validation():
     from fslab import plan
-    from fslab.plan import validate
+    from fslab.run import validate
     validate.flags(profile="smoke", iterations=2, workdir=None,
                    fio=["ioengine=libaio", "userspace_reap=1", "bs=4k", "size=64M", "bs=4k-64k", "bs=4k,64k", "size=50%", "runtime=10s",
                         "iodepth=16", "direct=1", "ioengine=libaio"])
@@ -126,7 +126,7 @@ def test_valid_options_still_pass_validation():
 
 
 def test_image_size_flag_sizes_every_filesystems_loop_image():
-    from fslab.plan.flags import from_flags as _build_plan
+    from fslab.run.flags import from_flags as _build_plan
     p = _build_plan(None, "ext4,xfs", None, "smoke", None, None, [], None, None, image_size="700M")
     assert [f.image_size for f in p.filesystem] == ["700M", "700M"]
     assert p.source_text.count('image_size = "700M"') == 2   # the stored plan says it

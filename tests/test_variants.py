@@ -8,7 +8,7 @@ import pytest
 
 from conftest import fslab_in_process
 from fslab.errors import FslabError
-from fslab.plan.flags import from_flags
+from fslab.run.flags import from_flags
 from fslab.plan.variants import SyntaxProblem, item_text, parse_fs
 
 
@@ -105,7 +105,7 @@ def test_a_plan_file_gains_a_bracketed_variant(tmp_path):
 
 
 def test_properties_only_where_the_filesystem_takes_them():
-    from fslab.plan import validate
+    from fslab.run import validate
     with pytest.raises(FslabError, match="ext4 takes no properties") as e:
         validate.plan(plan_of("ext4:x[-p recordsize=8k]"))
     assert e.value.code == 2

@@ -3,8 +3,7 @@ environment names, so no ZFS number is read as the other implementation's."""
 import pytest
 
 from fslab import filesystems
-from fslab.system.environment import tool_versions
-from fslab.features.claims import implementation_key
+from fslab.features.feature_claims import implementation_key
 from fslab.filesystems import zfs
 from fslab.system.proc import which
 
@@ -13,13 +12,13 @@ def test_plain_drivers_are_their_own_implementation():
     ext4 = filesystems.get("ext4")
     assert ext4.implementation() == "ext4" == ext4.implementation_label()
     assert implementation_key("ext4") == "ext4"
-    assert "ext4 implementation" not in tool_versions(["ext4"])
+    assert "ext4 implementation" not in filesystems.tool_versions(["ext4"])
 
 
 @pytest.mark.skipif(not which("zpool"), reason="no zpool tools on this host")
 def test_zfs_environment_names_implementation_and_version():
     drv = filesystems.get("zfs")
-    label = tool_versions(["zfs"])["zfs implementation"]
+    label = filesystems.tool_versions(["zfs"])["zfs implementation"]
     assert label == drv.implementation_label()
     if zfs.kernel_zfs():
         assert drv.implementation() == implementation_key("zfs") == "zfs"
@@ -50,12 +49,12 @@ def test_claims_follow_the_implementation_the_run_recorded_not_this_host(tmp_pat
                        for fs in ("ext4", "zfs") for it in (1, 2, 3) for m in job.measurements])
     ev = gather(store, run_id)
     assert ev.matrix.implementations["zfs"] == recorded
-    assert docs in ev.matrix.cell("zfs", "snapshots").claim.ref
+    assert docs in ev.matrix.cell("zfs", "snapshots").feature_claim.ref
     store.close()
 
 
 def test_reports_say_which_zfs_measured_before_any_number():
-    from fslab.report.provenance import measured_where
+    from fslab.results.provenance import measured_where
     fuse = {"run_id": "a", "environment": {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"}}}
     guest = {"run_id": "b", "environment": {
         "tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},
@@ -72,7 +71,7 @@ def test_reports_say_which_zfs_measured_before_any_number():
 def test_no_openzfs_claim_cites_zfs_fuse():
     # a guest OpenZFS report cited "zfs(8), zpool(8) of zfs-fuse 0.7.0" for scrub and
     # metadata checksums: the claims OpenZFS shares with zfs-fuse cite OpenZFS's pages
-    from fslab.filesystems.zfs import FUSE_CLAIMS, KERNEL_CLAIMS
-    assert set(KERNEL_CLAIMS) == set(FUSE_CLAIMS)
-    for feature, claim in KERNEL_CLAIMS.items():
+    from fslab.filesystems.zfs import FUSE_FEATURE_CLAIMS, KERNEL_FEATURE_CLAIMS
+    assert set(KERNEL_FEATURE_CLAIMS) == set(FUSE_FEATURE_CLAIMS)
+    for feature, claim in KERNEL_FEATURE_CLAIMS.items():
         assert "fuse" not in (claim.ref + claim.note).lower(), (feature, claim)

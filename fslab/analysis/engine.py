@@ -22,6 +22,7 @@ from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
 from fslab.analysis.pairwise import compare_levels
+from fslab.analysis.regression import regression_in_background
 
 @dataclass
 class Analysis:
@@ -65,7 +66,6 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     # the same grouping as the comparisons', so the same order: one direction per group
     group_better = [b if isinstance(b, str) else None for b in directions["better"]]
     if regression:
-        from fslab.analysis.regression import regression_in_background
         regression_table = regression_in_background(data, keys, seed)
     pairable = "run_id" not in factor     # rounds of different runs are unrelated
     counted = pooled_counts(data, keys, trials) if trials else {}

@@ -5,6 +5,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from fslab.errors import FslabError
+from fslab.store import open_store
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 ResultsOpt = typer.Option(None, "--results", "-r",
                           help="Results directory (default: $FSLAB_RESULTS or ./fslab-results).",
@@ -33,7 +38,7 @@ def results_dir(results: Path | None) -> Path:
 def input_errors():
     """A context in which an FslabError is the user's mistake (a run id, a --priorities
     name, a path): exit 2 like every other input error, not 1."""
-    from fslab.plan.validate import as_input_errors
+    from fslab.run.validate import as_input_errors
     return as_input_errors()
 
 
@@ -41,7 +46,6 @@ def writing(path: Path):
     """A context for writing an output file the user named: a path that cannot be written
     is one line and exit 2, not a traceback."""
     from contextlib import contextmanager
-    from fslab.errors import FslabError
 
     @contextmanager
     def guard():
@@ -55,8 +59,6 @@ def writing(path: Path):
 def existing_store(results: Path | None):
     """The results store a command reads; reading never creates one: where there is none,
     an input error (exit 2) that says where fslab looked."""
-    from fslab.errors import FslabError
-    from fslab.store import open_store
     root = results_dir(results)
     if not (root / "fslab.sqlite").is_file():
         raise FslabError(f"no results store in {root} (fslab run writes one there; "

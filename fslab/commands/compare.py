@@ -9,6 +9,9 @@ import typer
 from fslab.commands._common import (JsonOpt, ResultsOpt, console, err, existing_store,
                                     input_errors, writing)
 
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
+
 
 def register(app: typer.Typer) -> None:
     @app.command("compare")

@@ -8,10 +8,15 @@ from typing import Optional
 
 import typer
 
-from fslab import plan as plans
+from fslab import plan as plans, filesystems
 from fslab.commands._common import ResultsOpt, console, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
+from fslab.run.flags import from_flags
+from fslab.system.proc import is_root
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +63,7 @@ def decide(
     cost of a wrong choice, and what to type."""
     from fslab.analysis.significance import MIN_BLOCKS
     from fslab.decide.policy import RacePolicy
-    from fslab.plan import validate
+    from fslab.run import validate
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
     schedule = None   # the plan expanded: by validation, or by the session of a resumed race
@@ -101,7 +106,6 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
     from fslab.decide.candidates import from_catalogue, from_file
-    from fslab.plan.flags import from_flags
     from fslab.plan.variants import parse_fs, spec_fields
     allowed = {"safe"} | ({"trade"} if allow == "trade" else set())
     if allow not in ("safe", "trade"):
@@ -135,9 +139,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
             cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)
     base = from_flags(plan_file, "ext4", suite, profile, min_rounds, seed, fio, None, None,
                       False, job, image_size, with_text=False)   # the race's text is written below
-    from fslab import filesystems
     from fslab.run.probe import has_own_options, probe
-    from fslab.system.proc import is_root
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
     kept, probed, left = [], {}, list(cs.left_out)

@@ -11,6 +11,10 @@ from rich.table import Table
 from fslab import filesystems
 from fslab.commands._common import JsonOpt, console
 from fslab.system.proc import first_line, is_root, run, which
+from fslab.errors import FslabError
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 # Debian packages for everything fslab drives on the host.
 HOST_PACKAGES = ["fio", "e2fsprogs", "xfsprogs", "btrfs-progs", "zfs-fuse", "util-linux",
@@ -93,7 +97,6 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
 
 def _install() -> None:
     if not is_root():
-        from fslab.errors import FslabError
         raise FslabError("doctor --install needs root (it runs apt-get install)")
     pkgs = list(HOST_PACKAGES)
     try:

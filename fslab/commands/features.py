@@ -13,6 +13,13 @@ import typer
 
 from fslab.commands._common import ResultsOpt, console, err, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
+from fslab import filesystems, plan as plans
+from fslab.system import state, teardown
+from fslab.system.proc import is_root
+from fslab.store import open_store
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 DEFAULT_FS = "ext4,xfs,btrfs,zfs"
 
@@ -38,7 +45,6 @@ def features(
     """Feature matrix: each filesystem's documented claims, and with --probe what works here."""
     from fslab.features import matrix as fm
     from fslab.features.render import markdown as md_matrix, point_by_point, rich_table
-    from fslab import filesystems
     names = [x.strip() for x in fs.split(",") if x.strip()]
     unknown = [n for n in names if n not in filesystems.names()]
     if unknown or not names:
@@ -46,7 +52,6 @@ def features(
                          f"known: {', '.join(filesystems.names())}", code=2)
     outcomes, impls = {}, {}
     if probe or run_id:
-        from fslab.store import open_store
         store = open_store(results_dir(results)) if probe else existing_store(results)
         if probe:
             run_id = probe_run(names, store, workdir)
@@ -69,10 +74,7 @@ def features(
 
 def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     """Run every probe once per filesystem through the scheduler; return the run id."""
-    from fslab import plan as plans
     from fslab.system import environment
-    from fslab.system import state, teardown
-    from fslab.system.proc import is_root
     from fslab.run.schedule import Schedule
     from fslab.run.scheduler import execute
     from fslab.targets.loop import LoopTarget, backing_device_of
@@ -81,7 +83,7 @@ def probe_run(names: list[str], store, workdir: Path | None = None) -> str:
     the_plan = plans.from_cli(names, ["features"], "smoke", 1, 42)
     teardown.cleanup(only_dead_owners=True)
     base = "/var/tmp" if Path("/var/tmp").is_dir() else tempfile.gettempdir()
-    env = environment.capture(names, {"kind": "loop", "backing": backing_device_of(base)})
+    env = environment.capture(filesystems.tool_versions(names), {"kind": "loop", "backing": backing_device_of(base)})
     run_id = store.create_run(the_plan.source_text, env, command=shlex.join(["fslab", *sys.argv[1:]]),
                               profile="smoke")
     err.print(f"probing {', '.join(names)}: run {run_id} in {store.root}")

@@ -6,6 +6,11 @@ from pathlib import Path
 import typer
 
 from fslab.commands._common import JsonOpt, ResultsOpt, console, err
+from fslab.errors import FslabError
+from fslab.store.db import open_store
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 
 def register(app: typer.Typer) -> None:
@@ -20,9 +25,7 @@ def register(app: typer.Typer) -> None:
         listed and skipped; everything else imports.
         """
         import orjson
-        from fslab.errors import FslabError
         from fslab.fio.importer import import_path
-        from fslab.store.db import open_store
         if not path.exists():
             raise FslabError(f"{path}: no such file or directory", code=2)
         store = open_store(results)

@@ -6,6 +6,7 @@ from typing import List, Optional
 import typer
 
 from fslab.commands._common import JsonOpt, console, input_errors
+from fslab import filesystems
 
 KIND_TEXT = {"mkfs": "mkfs", "mount": "mount -o", "property": "zfs property (-p)",
              "pool_property": "zpool property (-P)"}
@@ -24,7 +25,6 @@ def options(fs: Optional[List[str]] = typer.Argument(None, help="Filesystems (de
     Use one in a run as a variant of its own: --fs 'ext4,ext4:wb[-o data=writeback]'.
     Entries marked for one implementation (OpenZFS) are refused by the other (zfs-fuse).
     """
-    from fslab import filesystems
     names = fs or [n for n in filesystems.names() if filesystems.get(n).catalogue]
     rows = []
     for name in names:

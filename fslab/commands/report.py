@@ -7,6 +7,10 @@ from typing import List, Optional
 import typer
 
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, writing
+from fslab.errors import FslabError
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 
 def register(app: typer.Typer) -> None:
@@ -28,8 +32,7 @@ def register(app: typer.Typer) -> None:
         """Compare filesystems with honest statistics; without output options, print the verdicts."""
         from fslab.report import export
         from fslab.analysis.groups import normalize_factor
-        from fslab.errors import FslabError
-        from fslab.report.load import load, resolve_run_ids
+        from fslab.results.load import load, resolve_run_ids
         from fslab.report.terminal import print_analysis, print_answer
         store = existing_store(results)
         with input_errors():
@@ -49,7 +52,7 @@ def register(app: typer.Typer) -> None:
             print_measurement_notes(loaded, console)
             from fslab.report.claims import claims_json, print_claims
             print_claims(claims_json(loaded.runs[0], loaded.records), console)
-            from fslab.remote.report import print_host_comparison   # runs on several hosts
+            from fslab.report.hosts import print_host_comparison   # runs on several hosts
             print_host_comparison(loaded.records, console)
             return
         written = []

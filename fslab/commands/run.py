@@ -7,10 +7,13 @@ from typing import Optional
 import typer
 
 from fslab import plan as plans
-from fslab.plan.flags import from_flags
+from fslab.run.flags import from_flags
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
+
+# fslab modules are imported inside the commands: cli imports every command module at
+# start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
 
 
 def register(app: typer.Typer) -> None:
@@ -82,7 +85,7 @@ def run(
                                  "target turns this off inside the guest: the host prints them)."),
 ) -> None:
     """Provision filesystems, run the workloads, store every result."""
-    from fslab.plan import validate
+    from fslab.run import validate
     with validate.as_input_errors():   # every input checked before a run row exists
         validate.flags(profile=profile, iterations=iterations, fio=fio, workdir=workdir,
                        image_size=image_size, target=target)
@@ -122,7 +125,7 @@ def run(
 
 def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, workdir):
     """Where the units execute: fio hosts, one qemu guest, or here."""
-    from fslab.fio.jobfile import job_file_suites
+    from fslab.workloads.support.jobfile import job_file_suites
     if job_file_suites(the_plan) and (hosts or the_plan.hosts or target in ("guest", "hosts")):
         raise FslabError("fio job files (--job, job_files) run on this host's filesystems only "
                          "for now: drop --hosts / --target guest, or run the file there")
@@ -130,7 +133,7 @@ def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, wo
         from fslab.remote import HostsExecutor   # fio client/server
         return HostsExecutor(hosts)
     if target == "guest":
-        from fslab.guest.runner import GuestExecutor
+        from fslab.run.guest import GuestExecutor
         return GuestExecutor()
     from fslab.run.local import LocalExecutor
     return LocalExecutor(target, device=device, destroy_data=destroy_data,

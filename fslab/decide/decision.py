@@ -11,6 +11,9 @@ from fslab.decide.posterior import posterior, smallest_detectable
 from fslab.decide.policy import replay
 from fslab.decide.race import BUDGET, GOOD, NONE, TIE, WINNER
 from fslab.plan import Plan
+from fslab.analysis.groups import FS_FACTOR, level_labels
+from fslab.analysis.names import ratio_text
+from fslab.fio.throttle import percent
 
 
 def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
@@ -94,7 +97,6 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
 
 def _medians(records, metric: str) -> dict[str, float]:
     """label -> median of `metric` over its units (all workloads)."""
-    from fslab.analysis.groups import FS_FACTOR, level_labels
     r = records[records["metric"] == metric]
     if r.empty:
         return {}
@@ -119,8 +121,6 @@ def _num(x) -> float | None:
 
 def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
-    from fslab.analysis.names import ratio_text
-    from fslab.fio.throttle import percent
     pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
     lines = []
     if dec["winner"] is None:

@@ -17,6 +17,8 @@ import pandas as pd
 
 from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
+from fslab.metrics import answer_metrics, label as metric_label
+from fslab.analysis.groups import FS_FACTOR, level_labels
 
 
 @dataclass
@@ -26,7 +28,6 @@ class Measure:
     better: str = "higher"
 
     def describe(self) -> str:
-        from fslab.metrics import label as metric_label
         names = sorted({metric_label(m) for m in self.metrics.values()})
         if len(names) == 1 and len(self.metrics) == 1:
             return names[0]
@@ -36,7 +37,6 @@ class Measure:
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     """Each workload's answer metric (or `metric` where it was measured)."""
-    from fslab.metrics import answer_metrics
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
@@ -68,7 +68,6 @@ def _is_job(params) -> bool:
 
 def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, float]]:
     """label -> round -> the race's value (see the module doc)."""
-    from fslab.analysis.groups import FS_FACTOR, level_labels
     if records.empty or not measure.metrics:
         return {}
     r = records.assign(level=level_labels(records, FS_FACTOR))

@@ -1,11 +1,12 @@
 """The rows of the feature matrix: what a user asks about a filesystem, by category.
 
 Order here is the order everywhere (terminal, Markdown, JSON, report). A row with
-a `probe` can be checked live on a loop image (fslab.features.probes).
+a `probe` can be checked live on a loop image (fslab.workloads.probes).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fslab.errors import FslabError
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ BY_PROBE = {f.probe: f for f in FEATURES if f.probe}
 
 
 def feature(key: str) -> Feature:
-    from fslab.errors import FslabError
     try:
         return BY_KEY[key]
     except KeyError:

@@ -17,7 +17,8 @@ import orjson
 import pandas as pd
 
 from fslab.features.catalog import FEATURES, Feature
-from fslab.features.claims import Claim, claims_for
+from fslab.features.feature_claims import FeatureClaim, feature_claims_for, implementation_key
+from fslab.analysis.groups import level_labels
 
 
 @dataclass
@@ -35,19 +36,19 @@ class ProbeOutcome:
 class Cell:
     fs: str
     feature: Feature
-    claim: Claim
+    feature_claim: FeatureClaim
     probe: ProbeOutcome | None = None
 
     @property
     def claimed(self) -> bool:
-        return self.claim.status in ("yes", "partial")
+        return self.feature_claim.status in ("yes", "partial")
 
     @property
     def status(self) -> str:
         p = self.probe
         if p is None:
             return {"yes": "claimed", "partial": "claimed (partial)", "no": "not claimed"}.get(
-                self.claim.status, "unknown")
+                self.feature_claim.status, "unknown")
         if p.outcome == "works":
             return "verified" if self.claimed else "not claimed, but works"
         if p.outcome == "fails":
@@ -65,7 +66,7 @@ class Cell:
 
     def as_dict(self) -> dict:
         return {"fs": self.fs, "feature": self.feature.key, "title": self.feature.title,
-                "category": self.feature.category, "claim": self.claim.as_dict(),
+                "category": self.feature.category, "claim": self.feature_claim.as_dict(),
                 "status": self.status,
                 "probe": None if self.probe is None else self.probe.__dict__}
 
@@ -89,14 +90,13 @@ class Matrix:
 def build(filesystems: list[str], outcomes: dict[tuple[str, str], ProbeOutcome] | None = None,
           implementations: dict[str, str] | None = None) -> Matrix:
     """Claims for every (fs, feature), with the probe outcome where one exists."""
-    from fslab.features.claims import implementation_key
     outcomes = outcomes or {}
     # a level like "zfs:dedup" takes the claims of its filesystem
     impls = {fs: (implementations or {}).get(fs) or implementation_key(fs.split(":")[0])
              for fs in filesystems}
     cells = {}
     for fs in filesystems:
-        claims = claims_for(fs, impls[fs])
+        claims = feature_claims_for(fs, impls[fs])
         for f in FEATURES:
             cells[(fs, f.key)] = Cell(fs, f, claims[f.key], outcomes.get((fs, f.key)))
     runs = sorted({o.run_id for o in outcomes.values()})
@@ -107,7 +107,6 @@ def probe_outcomes(records: pd.DataFrame, results_root: Path | None) -> tuple[
         dict[tuple[str, str], ProbeOutcome], dict[str, str]]:
     """Probe outcomes per (fs label, feature) from `features` records, and each fs's
     implementation (e.g. zfs-fuse) as the probes recorded it."""
-    from fslab.analysis.groups import level_labels
     rows = records[(records["suite"] == "features") & (records["metric"] == "verified")]
     if rows.empty:
         return {}, {}

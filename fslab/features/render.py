@@ -14,7 +14,7 @@ _MARK = {"verified": "✓ verified", "claimed but failed here": "✗ failed here
 
 def _short(cell: Cell) -> str:
     mark = _MARK.get(cell.status, "" if cell.probe is None else cell.status)
-    head = cell.claim.note if cell.feature.value else cell.claim.status
+    head = cell.feature_claim.note if cell.feature.value else cell.feature_claim.status
     return head + (f" · {mark}" if mark else "")
 
 
@@ -70,9 +70,9 @@ def markdown(m: Matrix) -> str:
 
 
 def _md_cell(c: Cell) -> str:
-    text = f"**{c.claim.status}** — {c.claim.note}"
-    if c.claim.ref:
-        text += f" ({c.claim.ref})"
+    text = f"**{c.feature_claim.status}** — {c.feature_claim.note}"
+    if c.feature_claim.ref:
+        text += f" ({c.feature_claim.ref})"
     if c.probe is not None:
         text += f"<br>*{c.status}*: {c.probe.detail}"
     return text.replace("|", "\\|")
@@ -94,8 +94,8 @@ def point_by_point(m: Matrix, a: str, b: str) -> str:
 def _has(c: Cell) -> float:
     """1 works, 0.5 partial, 0 absent (a probe outcome overrides the claim)."""
     if c.works is not None:
-        return 1.0 if c.works and c.claim.status != "partial" else 0.5 if c.works else 0.0
-    return {"yes": 1.0, "partial": 0.5}.get(c.claim.status, 0.0)
+        return 1.0 if c.works and c.feature_claim.status != "partial" else 0.5 if c.works else 0.0
+    return {"yes": 1.0, "partial": 0.5}.get(c.feature_claim.status, 0.0)
 
 
 def _edge(ca: Cell, cb: Cell) -> str:
@@ -108,7 +108,7 @@ def _edge(ca: Cell, cb: Cell) -> str:
 
 
 def _sentence(c: Cell) -> str:
-    s = f"{c.claim.status}, {c.claim.note}" + (f" [{c.claim.ref}]" if c.claim.ref else "")
+    s = f"{c.feature_claim.status}, {c.feature_claim.note}" + (f" [{c.feature_claim.ref}]" if c.feature_claim.ref else "")
     if c.probe is not None:
         s += f"; probe: {c.status} ({c.probe.detail})"
     return s + "."

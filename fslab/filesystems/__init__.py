@@ -44,3 +44,18 @@ def get(name: str):
         return _drivers[name]()
     except KeyError:
         raise FslabError(f"unknown filesystem {name!r}; known: {', '.join(sorted(_drivers))}") from None
+
+
+def tool_versions(names: list[str]) -> dict[str, str]:
+    """The versions of the named filesystems' tools, and the implementation where a name has
+    several (e.g. "zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"), for the run's record."""
+    out: dict[str, str] = {}
+    for name in names:
+        try:
+            driver = get(name)
+            out.update(driver.versions())
+            if driver.implementation_label() != name:
+                out[f"{name} implementation"] = driver.implementation_label()
+        except Exception as e:   # a broken tool must not stop the run's record
+            out[name] = f"unknown ({e})"
+    return out

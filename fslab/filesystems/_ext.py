@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, Claim, Driver, Instance, Option
+from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, FeatureClaim, Driver, Instance, Option
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, run
 
@@ -91,44 +91,44 @@ def wait_lazyinit(timeout: float = 600) -> float:
 
 # what the documentation claims (fslab/features/catalog.py lists the features)
 EXT4 = "ext4(5)"
-EXT4_CLAIMS = {
-    "data_checksums": Claim("no", "metadata_csum covers metadata and the journal, never file data", EXT4),
-    "metadata_checksums": Claim("yes", "metadata_csum, default since e2fsprogs 1.43", EXT4),
-    "copy_on_write": Claim("no", "updates in place", EXT4),
-    "journaling": Claim("yes", "jbd2 journal; data=ordered by default, data=journal/writeback by "
+EXT4_FEATURE_CLAIMS = {
+    "data_checksums": FeatureClaim("no", "metadata_csum covers metadata and the journal, never file data", EXT4),
+    "metadata_checksums": FeatureClaim("yes", "metadata_csum, default since e2fsprogs 1.43", EXT4),
+    "copy_on_write": FeatureClaim("no", "updates in place", EXT4),
+    "journaling": FeatureClaim("yes", "jbd2 journal; data=ordered by default, data=journal/writeback by "
                      "mount option", "ext4(5), mount(8)"),
-    "snapshots": Claim("no", "none in the filesystem; use LVM or dm-snapshot below it", EXT4),
-    "scrub": Claim("no", "offline e2fsck checks metadata only; e2scrub needs LVM", "e2fsck(8), e2scrub(8)"),
-    "raid": Claim("no", "use md or LVM below it", EXT4),
-    "resilvering": Claim("no", "redundancy is md's job", EXT4),
-    "online_grow": Claim("yes", "resize2fs on the mounted filesystem (resize_inode)", "resize2fs(8)"),
-    "online_shrink": Claim("no", "shrinking needs the filesystem unmounted", "resize2fs(8)"),
-    "max_file_size": Claim("yes", "16 TiB with 4 KiB blocks", EXT4),
-    "max_volume_size": Claim("yes", "1 EiB with 64bit and 4 KiB blocks", EXT4),
-    "extents": Claim("yes", "extent feature, default", EXT4),
-    "delayed_allocation": Claim("yes", "delalloc, default (nodelalloc to disable)", EXT4),
-    "deduplication": Claim("no", "no in-line or out-of-band (FIDEDUPERANGE) dedup", EXT4),
-    "compression": Claim("no", "no transparent compression", EXT4),
-    "reflinks": Claim("no", "no shared extents (FICLONE unsupported)", EXT4),
-    "fallocate": Claim("yes", "unwritten extents", "ext4(5), fallocate(2)"),
-    "inline_small_files": Claim("partial", "opt-in: mkfs -O inline_data stores files up to ~60 bytes "
+    "snapshots": FeatureClaim("no", "none in the filesystem; use LVM or dm-snapshot below it", EXT4),
+    "scrub": FeatureClaim("no", "offline e2fsck checks metadata only; e2scrub needs LVM", "e2fsck(8), e2scrub(8)"),
+    "raid": FeatureClaim("no", "use md or LVM below it", EXT4),
+    "resilvering": FeatureClaim("no", "redundancy is md's job", EXT4),
+    "online_grow": FeatureClaim("yes", "resize2fs on the mounted filesystem (resize_inode)", "resize2fs(8)"),
+    "online_shrink": FeatureClaim("no", "shrinking needs the filesystem unmounted", "resize2fs(8)"),
+    "max_file_size": FeatureClaim("yes", "16 TiB with 4 KiB blocks", EXT4),
+    "max_volume_size": FeatureClaim("yes", "1 EiB with 64bit and 4 KiB blocks", EXT4),
+    "extents": FeatureClaim("yes", "extent feature, default", EXT4),
+    "delayed_allocation": FeatureClaim("yes", "delalloc, default (nodelalloc to disable)", EXT4),
+    "deduplication": FeatureClaim("no", "no in-line or out-of-band (FIDEDUPERANGE) dedup", EXT4),
+    "compression": FeatureClaim("no", "no transparent compression", EXT4),
+    "reflinks": FeatureClaim("no", "no shared extents (FICLONE unsupported)", EXT4),
+    "fallocate": FeatureClaim("yes", "unwritten extents", "ext4(5), fallocate(2)"),
+    "inline_small_files": FeatureClaim("partial", "opt-in: mkfs -O inline_data stores files up to ~60 bytes "
                              "(more with large inodes) in the inode", EXT4),
-    "reserved_space": Claim("yes", "5% of blocks reserved for root (mke2fs -m)", "mke2fs(8)"),
-    "direct_io": Claim("yes", "O_DIRECT", "open(2)"),
-    "trim": Claim("yes", "fstrim, or the discard mount option", "ext4(5), fstrim(8)"),
-    "tunable_block_size": Claim("yes", "mke2fs -b 1024..65536 (mountable up to the page size)", "mke2fs(8)"),
+    "reserved_space": FeatureClaim("yes", "5% of blocks reserved for root (mke2fs -m)", "mke2fs(8)"),
+    "direct_io": FeatureClaim("yes", "O_DIRECT", "open(2)"),
+    "trim": FeatureClaim("yes", "fstrim, or the discard mount option", "ext4(5), fstrim(8)"),
+    "tunable_block_size": FeatureClaim("yes", "mke2fs -b 1024..65536 (mountable up to the page size)", "mke2fs(8)"),
 }
-EXT3_CLAIMS = {**EXT4_CLAIMS,
-         "metadata_checksums": Claim("no", "ext3 has no metadata_csum", EXT4),
-         "extents": Claim("no", "indirect block maps", EXT4),
-         "delayed_allocation": Claim("no", "allocates at write time", EXT4),
-         "max_file_size": Claim("yes", "2 TiB with 4 KiB blocks", EXT4),
-         "max_volume_size": Claim("yes", "16 TiB with 4 KiB blocks", EXT4),
-         "inline_small_files": Claim("no", "inline_data needs ext4", EXT4),
-         "fallocate": Claim("no", "fallocate(2) needs extents: EOPNOTSUPP", "fallocate(2)")}
-EXT2_CLAIMS = {**EXT3_CLAIMS,
-         "journaling": Claim("no", "no journal: fsck after every crash", EXT4),
-         "online_grow": Claim("partial", "resize2fs online only with the resize_inode feature",
+EXT3_FEATURE_CLAIMS = {**EXT4_FEATURE_CLAIMS,
+         "metadata_checksums": FeatureClaim("no", "ext3 has no metadata_csum", EXT4),
+         "extents": FeatureClaim("no", "indirect block maps", EXT4),
+         "delayed_allocation": FeatureClaim("no", "allocates at write time", EXT4),
+         "max_file_size": FeatureClaim("yes", "2 TiB with 4 KiB blocks", EXT4),
+         "max_volume_size": FeatureClaim("yes", "16 TiB with 4 KiB blocks", EXT4),
+         "inline_small_files": FeatureClaim("no", "inline_data needs ext4", EXT4),
+         "fallocate": FeatureClaim("no", "fallocate(2) needs extents: EOPNOTSUPP", "fallocate(2)")}
+EXT2_FEATURE_CLAIMS = {**EXT3_FEATURE_CLAIMS,
+         "journaling": FeatureClaim("no", "no journal: fsck after every crash", EXT4),
+         "online_grow": FeatureClaim("partial", "resize2fs online only with the resize_inode feature",
                            "resize2fs(8)")}
 
 

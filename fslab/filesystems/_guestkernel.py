@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fslab.filesystems.base import Availability, Driver, Instance, kernel_has
 from fslab.system.proc import first_line, is_root, run, which
+from fslab.guest import capable
 
 
 class GuestKernelDriver(Driver):
@@ -19,7 +20,6 @@ class GuestKernelDriver(Driver):
         here = super().available()
         if here.ok:
             return here
-        from fslab.guest import capable
         why_guest = capable()
         if why_guest is None:
             return Availability(False, how="via guest",

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from fslab.system import state
-from fslab.errors import StepFailed
+from fslab.errors import StepFailed, FslabError
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, is_root, run, which
 from fslab.system.teardown import is_mounted, umount
+from fslab.system.mounts import mount_at
+from fslab import filesystems
 
 
 @dataclass
@@ -36,7 +38,7 @@ class Availability:
 
 
 @dataclass(frozen=True)
-class Claim:
+class FeatureClaim:
     """What a filesystem's own documentation says about one catalog feature."""
     status: str          # "yes" | "no" | "partial"
     note: str            # versions, defaults, limits
@@ -60,7 +62,7 @@ class Enable:
         return "; ".join(bits) or "defaults"
 
 
-UNKNOWN = Claim("unknown", "no claims recorded for this filesystem yet", "")
+UNKNOWN = FeatureClaim("unknown", "no claims recorded for this filesystem yet", "")
 
 #: the places an option goes: mkfs's arguments, mount -o, zfs create -O, zpool create -o
 OPTION_KINDS = ("mkfs", "mount", "property", "pool_property")
@@ -123,7 +125,6 @@ def kernel_has(fstype: str) -> bool:
 
 def read_mountinfo(mountpoint: str) -> dict:
     """Options actually in effect for the mount at `mountpoint` (kernel's own view)."""
-    from fslab.system.mounts import mount_at
     m = mount_at(mountpoint)
     if m is None:
         return {}
@@ -143,7 +144,7 @@ class Driver(ABC):
     ioctls: frozenset[str] = frozenset()
     #: what its documentation claims per catalog feature, keyed by implementation()
     #: (most drivers have one implementation: their name); {} = nothing recorded yet
-    claims: dict[str, dict[str, Claim]] = {}
+    feature_claims: dict[str, dict[str, FeatureClaim]] = {}
     #: the options worth trying for performance (`Option`), every implementation's; ask
     #: option_catalogue() for the ones that run here
     catalogue: tuple[Option, ...] = ()
@@ -375,13 +376,6 @@ class Driver(ABC):
     def set_aside_kept(self, inst: "Instance") -> None:
         """Unmounted and kept: release it without destroying it (ZFS: export the pool)."""
 
-    def features(self) -> dict[str, Any]:
-        """Claims for the feature matrix: {feature: {status, note, ref}}, from this driver's
-        own table for the implementation that runs here (ZFS: kernel OpenZFS or zfs-fuse)."""
-        from fslab.features.catalog import FEATURES
-        table = self.claims.get(self.implementation(), {})
-        return {f.key: table.get(f.key, UNKNOWN).as_dict() for f in FEATURES}
-
 
 class Existing(Driver):
     """A filesystem someone else mounted (--mountpoint): fslab only measures it."""
@@ -389,11 +383,10 @@ class Existing(Driver):
 
     def __init__(self, fstype: str):
         self.name = self.fstype = fstype
-        from fslab import filesystems   # the same kernel interfaces as fslab's own driver of it
-        from fslab.errors import FslabError
         try:
+            # the same kernel interfaces as fslab's own driver of it
             known = filesystems.get(fstype)
-            self.ioctls, self.claims = known.ioctls, known.claims
+            self.ioctls, self.feature_claims = known.ioctls, known.feature_claims
         except FslabError:              # a filesystem fslab has no driver for
             self.ioctls = frozenset()
 

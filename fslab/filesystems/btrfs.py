@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from fslab.filesystems import register
-from fslab.filesystems.base import ATIME, LAZYTIME, Claim, Option
+from fslab.filesystems.base import ATIME, LAZYTIME, FeatureClaim, Option
 from fslab.filesystems.base import Driver, Enable, Instance
 from fslab.system.proc import first_line, run
 
@@ -19,7 +19,7 @@ class Btrfs(Driver):
     packages = ["btrfs-progs"]
     min_bytes = 128 << 20
     grow_tool = "btrfs filesystem resize max"
-    claims = property(lambda self: {"btrfs": CLAIMS})
+    feature_claims = property(lambda self: {"btrfs": FEATURE_CLAIMS})
     catalogue = property(lambda self: CATALOGUE)
 
     def mkfs(self, inst: Instance) -> None:
@@ -112,36 +112,36 @@ def device_stats(mountpoint: str) -> dict[str, int]:
 
 # what the documentation claims (fslab/features/catalog.py lists the features)
 BTRFS = "btrfs(5)"
-CLAIMS = {
-    "data_checksums": Claim("yes", "crc32c by default; xxhash, sha256, blake2 since Linux 5.5", BTRFS),
-    "metadata_checksums": Claim("yes", "every tree block", BTRFS),
-    "copy_on_write": Claim("yes", "data and metadata (nodatacow per file or mount disables it for data)",
+FEATURE_CLAIMS = {
+    "data_checksums": FeatureClaim("yes", "crc32c by default; xxhash, sha256, blake2 since Linux 5.5", BTRFS),
+    "metadata_checksums": FeatureClaim("yes", "every tree block", BTRFS),
+    "copy_on_write": FeatureClaim("yes", "data and metadata (nodatacow per file or mount disables it for data)",
                         BTRFS),
-    "journaling": Claim("no", "no journal: CoW transactions, plus a log tree for fsync", BTRFS),
-    "snapshots": Claim("yes", "subvolume snapshots, writable or read-only", "btrfs-subvolume(8)"),
-    "scrub": Claim("yes", "btrfs scrub verifies checksums; repairs from DUP/RAID copies",
+    "journaling": FeatureClaim("no", "no journal: CoW transactions, plus a log tree for fsync", BTRFS),
+    "snapshots": FeatureClaim("yes", "subvolume snapshots, writable or read-only", "btrfs-subvolume(8)"),
+    "scrub": FeatureClaim("yes", "btrfs scrub verifies checksums; repairs from DUP/RAID copies",
                 "btrfs-scrub(8)"),
-    "raid": Claim("yes", "raid0/1/10/1c3/1c4; raid5/6 documented as unstable", "mkfs.btrfs(8)"),
-    "resilvering": Claim("partial", "btrfs replace or balance after adding a device; nothing automatic",
+    "raid": FeatureClaim("yes", "raid0/1/10/1c3/1c4; raid5/6 documented as unstable", "mkfs.btrfs(8)"),
+    "resilvering": FeatureClaim("partial", "btrfs replace or balance after adding a device; nothing automatic",
                       "btrfs-replace(8)"),
-    "online_grow": Claim("yes", "btrfs filesystem resize", "btrfs-filesystem(8)"),
-    "online_shrink": Claim("yes", "btrfs filesystem resize -SIZE", "btrfs-filesystem(8)"),
-    "max_file_size": Claim("yes", "16 EiB (8 EiB in practice: Linux's loff_t)", BTRFS),
-    "max_volume_size": Claim("yes", "16 EiB", BTRFS),
-    "extents": Claim("yes", "extent-based", BTRFS),
-    "delayed_allocation": Claim("yes", "allocation at writeback", BTRFS),
-    "deduplication": Claim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); no in-line "
+    "online_grow": FeatureClaim("yes", "btrfs filesystem resize", "btrfs-filesystem(8)"),
+    "online_shrink": FeatureClaim("yes", "btrfs filesystem resize -SIZE", "btrfs-filesystem(8)"),
+    "max_file_size": FeatureClaim("yes", "16 EiB (8 EiB in practice: Linux's loff_t)", BTRFS),
+    "max_volume_size": FeatureClaim("yes", "16 EiB", BTRFS),
+    "extents": FeatureClaim("yes", "extent-based", BTRFS),
+    "delayed_allocation": FeatureClaim("yes", "allocation at writeback", BTRFS),
+    "deduplication": FeatureClaim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); no in-line "
                         "dedup", "btrfs(5), ioctl_fideduperange(2)"),
-    "compression": Claim("yes", "mount -o compress=zlib|lzo|zstd (zstd since Linux 4.14)", BTRFS),
-    "reflinks": Claim("yes", "cp --reflink, FICLONE", BTRFS),
-    "fallocate": Claim("yes", "preallocated extents (a later overwrite of them is still CoW)", BTRFS),
-    "inline_small_files": Claim("yes", "files up to max_inline (default 2048 bytes) in the metadata tree",
+    "compression": FeatureClaim("yes", "mount -o compress=zlib|lzo|zstd (zstd since Linux 4.14)", BTRFS),
+    "reflinks": FeatureClaim("yes", "cp --reflink, FICLONE", BTRFS),
+    "fallocate": FeatureClaim("yes", "preallocated extents (a later overwrite of them is still CoW)", BTRFS),
+    "inline_small_files": FeatureClaim("yes", "files up to max_inline (default 2048 bytes) in the metadata tree",
                              BTRFS),
-    "reserved_space": Claim("partial", "no root reserve; a global metadata reserve", BTRFS),
-    "direct_io": Claim("yes", "O_DIRECT (compressed or checksummed cases may fall back to buffered)",
+    "reserved_space": FeatureClaim("partial", "no root reserve; a global metadata reserve", BTRFS),
+    "direct_io": FeatureClaim("yes", "O_DIRECT (compressed or checksummed cases may fall back to buffered)",
                     BTRFS),
-    "trim": Claim("yes", "fstrim; discard=async by default since Linux 6.2 on SSDs", BTRFS),
-    "tunable_block_size": Claim("partial", "sectorsize must match the page size; nodesize 4k..64k",
+    "trim": FeatureClaim("yes", "fstrim; discard=async by default since Linux 6.2 on SSDs", BTRFS),
+    "tunable_block_size": FeatureClaim("partial", "sectorsize must match the page size; nodesize 4k..64k",
                              "mkfs.btrfs(8)"),
 }
 

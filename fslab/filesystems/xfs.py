@@ -1,6 +1,6 @@
 """XFS on the host kernel."""
 from fslab.filesystems import register
-from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, Claim, Option
+from fslab.filesystems.base import ATIME, DISCARD, LAZYTIME, FeatureClaim, Option
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec
 from fslab.system.proc import first_line, run
@@ -13,7 +13,7 @@ class Xfs(Driver):
     packages = ["xfsprogs"]
     min_bytes = 300 << 20     # xfsprogs >= 5.19 refuses smaller filesystems
     grow_tool = "xfs_growfs"
-    claims = property(lambda self: {"xfs": CLAIMS})
+    feature_claims = property(lambda self: {"xfs": FEATURE_CLAIMS})
     catalogue = property(lambda self: CATALOGUE)
 
     def mkfs_args(self, spec: FilesystemSpec) -> list[str]:
@@ -34,33 +34,33 @@ class Xfs(Driver):
 
 # what the documentation claims (fslab/features/catalog.py lists the features)
 XFS = "xfs(5), mkfs.xfs(8)"
-CLAIMS = {
-    "data_checksums": Claim("no", "CRCs protect metadata only", XFS),
-    "metadata_checksums": Claim("yes", "crc=1, default since xfsprogs 3.2.3 (v5 format)", XFS),
-    "copy_on_write": Claim("partial", "only for shared (reflinked) extents; otherwise in place", XFS),
-    "journaling": Claim("yes", "metadata-only log (no data journaling)", XFS),
-    "snapshots": Claim("no", "none in the filesystem; xfs_freeze + LVM snapshots", "xfs_freeze(8)"),
-    "scrub": Claim("partial", "xfs_scrub checks metadata online (marked experimental); no data "
+FEATURE_CLAIMS = {
+    "data_checksums": FeatureClaim("no", "CRCs protect metadata only", XFS),
+    "metadata_checksums": FeatureClaim("yes", "crc=1, default since xfsprogs 3.2.3 (v5 format)", XFS),
+    "copy_on_write": FeatureClaim("partial", "only for shared (reflinked) extents; otherwise in place", XFS),
+    "journaling": FeatureClaim("yes", "metadata-only log (no data journaling)", XFS),
+    "snapshots": FeatureClaim("no", "none in the filesystem; xfs_freeze + LVM snapshots", "xfs_freeze(8)"),
+    "scrub": FeatureClaim("partial", "xfs_scrub checks metadata online (marked experimental); no data "
                 "checksums to heal from", "xfs_scrub(8)"),
-    "raid": Claim("no", "use md or LVM below it (mkfs.xfs reads their stripe geometry)", XFS),
-    "resilvering": Claim("no", "redundancy is md's job", XFS),
-    "online_grow": Claim("yes", "xfs_growfs, only while mounted", "xfs_growfs(8)"),
-    "online_shrink": Claim("no", "XFS cannot shrink", "xfs_growfs(8)"),
-    "max_file_size": Claim("yes", "8 EiB", XFS),
-    "max_volume_size": Claim("yes", "8 EiB", XFS),
-    "extents": Claim("yes", "B+tree extent maps", XFS),
-    "delayed_allocation": Claim("yes", "always on", XFS),
-    "deduplication": Claim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); needs "
+    "raid": FeatureClaim("no", "use md or LVM below it (mkfs.xfs reads their stripe geometry)", XFS),
+    "resilvering": FeatureClaim("no", "redundancy is md's job", XFS),
+    "online_grow": FeatureClaim("yes", "xfs_growfs, only while mounted", "xfs_growfs(8)"),
+    "online_shrink": FeatureClaim("no", "XFS cannot shrink", "xfs_growfs(8)"),
+    "max_file_size": FeatureClaim("yes", "8 EiB", XFS),
+    "max_volume_size": FeatureClaim("yes", "8 EiB", XFS),
+    "extents": FeatureClaim("yes", "B+tree extent maps", XFS),
+    "delayed_allocation": FeatureClaim("yes", "always on", XFS),
+    "deduplication": FeatureClaim("partial", "out-of-band only (FIDEDUPERANGE, e.g. duperemove); needs "
                         "reflink=1", "ioctl_fideduperange(2), mkfs.xfs(8)"),
-    "compression": Claim("no", "no transparent compression", XFS),
-    "reflinks": Claim("yes", "reflink=1, default since xfsprogs 5.1", "mkfs.xfs(8)"),
-    "fallocate": Claim("yes", "unwritten extents", "fallocate(2)"),
-    "inline_small_files": Claim("no", "only directories and symlinks live inline in the inode", XFS),
-    "reserved_space": Claim("partial", "no root reserve; a small internal reserve pool for metadata",
+    "compression": FeatureClaim("no", "no transparent compression", XFS),
+    "reflinks": FeatureClaim("yes", "reflink=1, default since xfsprogs 5.1", "mkfs.xfs(8)"),
+    "fallocate": FeatureClaim("yes", "unwritten extents", "fallocate(2)"),
+    "inline_small_files": FeatureClaim("no", "only directories and symlinks live inline in the inode", XFS),
+    "reserved_space": FeatureClaim("partial", "no root reserve; a small internal reserve pool for metadata",
                          "xfs_io(8) resblks"),
-    "direct_io": Claim("yes", "O_DIRECT", "open(2)"),
-    "trim": Claim("yes", "fstrim, or the discard mount option", "xfs(5), fstrim(8)"),
-    "tunable_block_size": Claim("yes", "mkfs.xfs -b size=512..65536 (mountable up to the page size)",
+    "direct_io": FeatureClaim("yes", "O_DIRECT", "open(2)"),
+    "trim": FeatureClaim("yes", "fstrim, or the discard mount option", "xfs(5), fstrim(8)"),
+    "tunable_block_size": FeatureClaim("yes", "mkfs.xfs -b size=512..65536 (mountable up to the page size)",
                              "mkfs.xfs(8)"),
 }
 

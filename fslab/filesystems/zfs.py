@@ -18,7 +18,7 @@ from fslab.system import state
 from fslab.system.fuse import abort_fuse
 from fslab.errors import StepFailed, TeardownFailed, TimedOut
 from fslab.filesystems import register
-from fslab.filesystems.base import Claim, Option
+from fslab.filesystems.base import FeatureClaim, Option
 from fslab.filesystems.base import Availability, Driver, Enable, Instance, drop_caches
 from fslab.system.proc import is_root, run, which
 from fslab.plan.profiles import parse_size
@@ -72,7 +72,7 @@ class Zfs(Driver):
     # kernel OpenZFS reports a checksum error (EIO) on that dataset only
     metadata_damage_hangs_others = property(lambda self: not load_kernel_module())
     grow_tool = "zpool online -e"
-    claims = property(lambda self: {"zfs": KERNEL_CLAIMS, "zfs-fuse": FUSE_CLAIMS})
+    feature_claims = property(lambda self: {"zfs": KERNEL_FEATURE_CLAIMS, "zfs-fuse": FUSE_FEATURE_CLAIMS})
     catalogue = property(lambda self: CATALOGUE)
     takes_properties = True
     implementation_names = {"zfs": "OpenZFS", "zfs-fuse": "zfs-fuse"}
@@ -520,60 +520,60 @@ def _zpool(e: dict) -> None:
 
 # what the documentation claims (fslab/features/catalog.py lists the features)
 ZFS_FUSE = "zfs(8), zpool(8) of zfs-fuse 0.7.0"
-FUSE_CLAIMS = {
-    "data_checksums": Claim("yes", "checksum=on (fletcher4 in pool v23); sha256 optional", ZFS_FUSE),
-    "metadata_checksums": Claim("yes", "every block pointer carries its child's checksum", ZFS_FUSE),
-    "copy_on_write": Claim("yes", "always", ZFS_FUSE),
-    "journaling": Claim("no", "no journal: CoW transaction groups, plus the ZIL for sync writes",
+FUSE_FEATURE_CLAIMS = {
+    "data_checksums": FeatureClaim("yes", "checksum=on (fletcher4 in pool v23); sha256 optional", ZFS_FUSE),
+    "metadata_checksums": FeatureClaim("yes", "every block pointer carries its child's checksum", ZFS_FUSE),
+    "copy_on_write": FeatureClaim("yes", "always", ZFS_FUSE),
+    "journaling": FeatureClaim("no", "no journal: CoW transaction groups, plus the ZIL for sync writes",
                      ZFS_FUSE),
-    "snapshots": Claim("yes", "zfs snapshot; in zfs-fuse the .zfs directory does not work, read "
+    "snapshots": FeatureClaim("yes", "zfs snapshot; in zfs-fuse the .zfs directory does not work, read "
                     "snapshots through zfs clone", "zfs(8); /usr/share/doc/zfs-fuse/STATUS"),
-    "scrub": Claim("yes", "zpool scrub; self-heals with mirror/raidz or copies>1", ZFS_FUSE),
-    "raid": Claim("yes", "mirror, raidz1/2/3", ZFS_FUSE),
-    "resilvering": Claim("yes", "zpool replace/attach resilvers only allocated blocks", ZFS_FUSE),
-    "online_grow": Claim("yes", "zpool online -e (or autoexpand=on) after the device grows", ZFS_FUSE),
-    "online_shrink": Claim("no", "vdevs cannot shrink or be removed (pool v23)", ZFS_FUSE),
-    "max_file_size": Claim("yes", "16 EiB", ZFS_FUSE),
-    "max_volume_size": Claim("yes", "256 ZiB per pool (2^78 bytes)", ZFS_FUSE),
-    "extents": Claim("no", "not extents: variable-size blocks up to recordsize", ZFS_FUSE),
-    "delayed_allocation": Claim("yes", "allocation when the transaction group syncs", ZFS_FUSE),
-    "deduplication": Claim("yes", "in-line, dedup=on (pool v21+); the dedup table wants lots of RAM",
+    "scrub": FeatureClaim("yes", "zpool scrub; self-heals with mirror/raidz or copies>1", ZFS_FUSE),
+    "raid": FeatureClaim("yes", "mirror, raidz1/2/3", ZFS_FUSE),
+    "resilvering": FeatureClaim("yes", "zpool replace/attach resilvers only allocated blocks", ZFS_FUSE),
+    "online_grow": FeatureClaim("yes", "zpool online -e (or autoexpand=on) after the device grows", ZFS_FUSE),
+    "online_shrink": FeatureClaim("no", "vdevs cannot shrink or be removed (pool v23)", ZFS_FUSE),
+    "max_file_size": FeatureClaim("yes", "16 EiB", ZFS_FUSE),
+    "max_volume_size": FeatureClaim("yes", "256 ZiB per pool (2^78 bytes)", ZFS_FUSE),
+    "extents": FeatureClaim("no", "not extents: variable-size blocks up to recordsize", ZFS_FUSE),
+    "delayed_allocation": FeatureClaim("yes", "allocation when the transaction group syncs", ZFS_FUSE),
+    "deduplication": FeatureClaim("yes", "in-line, dedup=on (pool v21+); the dedup table wants lots of RAM",
                         ZFS_FUSE),
-    "compression": Claim("yes", "compression=on|lzjb|gzip-N|zle (no lz4/zstd before feature flags)",
+    "compression": FeatureClaim("yes", "compression=on|lzjb|gzip-N|zle (no lz4/zstd before feature flags)",
                       ZFS_FUSE),
-    "reflinks": Claim("no", "no block cloning before OpenZFS 2.2", ZFS_FUSE),
-    "fallocate": Claim("no", "fallocate(2) through FUSE is not implemented (EOPNOTSUPP)", ZFS_FUSE),
-    "inline_small_files": Claim("no", "embedded data needs feature flags (pool v5000)", ZFS_FUSE),
-    "reserved_space": Claim("partial", "the pool keeps a small share back for its own metadata",
+    "reflinks": FeatureClaim("no", "no block cloning before OpenZFS 2.2", ZFS_FUSE),
+    "fallocate": FeatureClaim("no", "fallocate(2) through FUSE is not implemented (EOPNOTSUPP)", ZFS_FUSE),
+    "inline_small_files": FeatureClaim("no", "embedded data needs feature flags (pool v5000)", ZFS_FUSE),
+    "reserved_space": FeatureClaim("partial", "the pool keeps a small share back for its own metadata",
                          ZFS_FUSE),
-    "direct_io": Claim("partial", "O_DIRECT opens succeed, but data still goes through the ARC",
+    "direct_io": FeatureClaim("partial", "O_DIRECT opens succeed, but data still goes through the ARC",
                     ZFS_FUSE),
-    "trim": Claim("no", "no TRIM in pool v23 / zfs-fuse", ZFS_FUSE),
-    "tunable_block_size": Claim("yes", "recordsize=512..128K per dataset; ashift per vdev", ZFS_FUSE),
+    "trim": FeatureClaim("no", "no TRIM in pool v23 / zfs-fuse", ZFS_FUSE),
+    "tunable_block_size": FeatureClaim("yes", "recordsize=512..128K per dataset; ashift per vdev", ZFS_FUSE),
 }
 
 ZFS = "zfsprops(7), zpool-features(7), zpoolprops(7) of OpenZFS 2.x"
 OPENZFS = "zfs(8), zpool(8) of OpenZFS 2.x"
-KERNEL_CLAIMS = {
+KERNEL_FEATURE_CLAIMS = {
     # what zfs-fuse's pages say and OpenZFS keeps, cited from OpenZFS's own pages (a report
     # on OpenZFS citing zfs-fuse 0.7.0 reads as if the claim were about the old port)
-    **{k: Claim(c.status, c.note, OPENZFS if c.ref == ZFS_FUSE else c.ref)
-       for k, c in FUSE_CLAIMS.items()},
-    "data_checksums": Claim("yes", "checksum=on (fletcher4); sha256, sha512, skein, edonr, blake3 (2.2)",
+    **{k: FeatureClaim(c.status, c.note, OPENZFS if c.ref == ZFS_FUSE else c.ref)
+       for k, c in FUSE_FEATURE_CLAIMS.items()},
+    "data_checksums": FeatureClaim("yes", "checksum=on (fletcher4); sha256, sha512, skein, edonr, blake3 (2.2)",
                          ZFS),
-    "snapshots": Claim("yes", "zfs snapshot; readable under .zfs/snapshot", ZFS),
-    "online_shrink": Claim("partial", "no vdev shrink; top-level mirror/single vdevs can be removed "
+    "snapshots": FeatureClaim("yes", "zfs snapshot; readable under .zfs/snapshot", ZFS),
+    "online_shrink": FeatureClaim("partial", "no vdev shrink; top-level mirror/single vdevs can be removed "
                         "(device_removal, 0.8+)", "zpool-remove(8)"),
-    "compression": Claim("yes", "compression=on (lz4 since 0.6.5 default)|gzip-N|zle|zstd (2.0+)", ZFS),
-    "reflinks": Claim("partial", "block cloning, OpenZFS 2.2+ (feature@block_cloning); FICLONE works "
+    "compression": FeatureClaim("yes", "compression=on (lz4 since 0.6.5 default)|gzip-N|zle|zstd (2.0+)", ZFS),
+    "reflinks": FeatureClaim("partial", "block cloning, OpenZFS 2.2+ (feature@block_cloning); FICLONE works "
                    "within one pool", "zpool-features(7)"),
-    "fallocate": Claim("partial", "mode 0 accepted since 0.8 but no space is reserved (CoW)",
+    "fallocate": FeatureClaim("partial", "mode 0 accepted since 0.8 but no space is reserved (CoW)",
                     "OpenZFS 0.8 release notes"),
-    "inline_small_files": Claim("yes", "feature@embedded_data stores blocks that compress to <= 112 "
+    "inline_small_files": FeatureClaim("yes", "feature@embedded_data stores blocks that compress to <= 112 "
                              "bytes in the block pointer", "zpool-features(7)"),
-    "direct_io": Claim("partial", "O_DIRECT bypasses the ARC only since 2.3 (direct=standard)", ZFS),
-    "trim": Claim("yes", "zpool trim, autotrim=on (0.8+)", "zpool-trim(8)"),
-    "tunable_block_size": Claim("yes", "recordsize=512..16M (large_blocks) per dataset; ashift per vdev",
+    "direct_io": FeatureClaim("partial", "O_DIRECT bypasses the ARC only since 2.3 (direct=standard)", ZFS),
+    "trim": FeatureClaim("yes", "zpool trim, autotrim=on (0.8+)", "zpool-trim(8)"),
+    "tunable_block_size": FeatureClaim("yes", "recordsize=512..16M (large_blocks) per dataset; ashift per vdev",
                              ZFS),
 }
 

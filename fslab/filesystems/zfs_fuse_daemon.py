@@ -18,6 +18,7 @@ from fslab.errors import StepFailed
 from fslab.system import state
 from fslab.system.proc import run
 from fslab.system.teardown import BUSY_CHECKS, stop_pid
+from fslab.system.mounts import mounts
 
 
 def fuse_daemon_pid() -> int | None:
@@ -63,7 +64,6 @@ def restart_hung_daemon(pid: int) -> None:
         if not Path(f"/proc/{pid}").exists():
             break
         time.sleep(0.1)
-    from fslab.system.mounts import mounts
     stale = [m.mountpoint for m in mounts() if m.fstype == "fuse.zfs"]
     for mp in stale:
         run(["umount", "-l", mp], check=False, timeout=30)

@@ -2,8 +2,10 @@
 and tests that need device-mapper (crash consistency), run by fslab itself inside a
 Debian guest. See docs/guest.md.
 
+The executor that runs a whole plan in one guest and merges its results is
+fslab/run/guest.py (GuestExecutor); this package is the machine it uses.
+
 Entry points:
-    run_in_guest(plan, store, run_id, console)   run a whole plan in one guest, merge results
     ensure_image(log)                            build (once) or reuse the cached image
     describe()                                   facts for `fslab doctor`
     capable()                                    None if guests can run here, else why not
@@ -12,13 +14,15 @@ Entry points:
 from __future__ import annotations
 
 from fslab.guest.image import GUEST_PACKAGES, HOST_PACKAGES, cached_image, ensure_image  # noqa: F401
+from fslab.guest.initramfs import busybox_static
+from fslab.system.proc import which, first_line
+from fslab.guest import accel, openzfs
+from fslab.guest.paths import cache_root
 
 
 def capable() -> str | None:
     """None if this host can build and boot the guest, else what is missing."""
     import os
-    from fslab.guest.initramfs import busybox_static
-    from fslab.system.proc import which
     missing = [t for t in ("qemu-system-x86_64", "debootstrap", "cpio") if not which(t)]
     if not busybox_static():
         missing.append("static busybox")
@@ -31,9 +35,6 @@ def capable() -> str | None:
 
 def describe() -> dict:
     """What `fslab doctor` shows about guests: tools, cached image, acceleration verdict."""
-    from fslab.guest import accel, openzfs
-    from fslab.guest.paths import cache_root
-    from fslab.system.proc import first_line
     img = None
     try:
         img = cached_image()
@@ -46,10 +47,3 @@ def describe() -> dict:
             "openzfs": openzfs.describe(img.manifest if img else None),
             "accel": accel.cached_verdict(),
             "kvm_device": accel.kvm_usable() or "usable"}
-
-
-def run_in_guest(plan, store, run_id, console, timeout_s: float | None = None):
-    """Run the whole plan in one qemu guest and merge its records into `store` (see runner);
-    returns the run's Outcome (units done, failed, interrupted)."""
-    from fslab.guest.runner import run_in_guest as _run
-    return _run(plan, store, run_id, console, timeout_s=timeout_s)

@@ -1,6 +1,6 @@
 """The agent: runs INSIDE the guest as `python3 -m fslab.guest.agent /job`.
 
-Protocol (files in the 9p job share, written by fslab.guest.runner on the host):
+Protocol (files in the 9p job share, written by fslab.run.guest on the host):
     job.json    {"argv": [...], "data_disk": "/dev/vdb", "results": "/data/results",
                  "env": {...}}
     src/        fslab's own source (so the guest runs exactly the host's fslab)

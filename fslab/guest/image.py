@@ -34,6 +34,7 @@ from fslab.errors import FslabError
 from fslab.guest import initramfs, openzfs
 from fslab.guest.paths import cache_root, debian_mirror
 from fslab.system.proc import run, which
+from fslab.system.mounts import mounted_under
 
 FORMAT = 3   # bump when the layout or build steps change in a way the key does not see
 
@@ -217,7 +218,6 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
 def remove_build_dir(path: Path) -> None:
     """rm -rf, but first unmount what a killed debootstrap left mounted in its chroot
     (/proc, /sys...): rmtree must never descend into a live kernel filesystem."""
-    from fslab.system.mounts import mounted_under
     inside = mounted_under(str(path))
     for m in inside:
         run(["umount", "-l", m], check=False)

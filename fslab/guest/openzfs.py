@@ -28,6 +28,7 @@ from typing import Callable
 
 from fslab.errors import FslabError
 from fslab.system.proc import run, which
+from fslab.guest.paths import cache_root, debian_mirror
 
 SUITE = "bookworm-backports"          # OpenZFS 2.3.x (bookworm itself has 2.1.11)
 COMPONENTS = "main contrib"
@@ -46,7 +47,6 @@ def spec() -> dict:
 
 
 def cache_dir() -> Path:
-    from fslab.guest.paths import cache_root
     return cache_root() / "openzfs"
 
 
@@ -137,7 +137,6 @@ def _last_line(text: str) -> str:
 
 
 def _apt() -> Apt:
-    from fslab.guest.paths import debian_mirror
     return Apt(cache_dir() / "apt", debian_mirror())
 
 

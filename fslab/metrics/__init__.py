@@ -16,7 +16,8 @@ Roles:
   unranked    described, never ranked (fio's own CPU and memory, settings, sizes)
   measure     any other metric, ranked by its direction
 
-This module is on the lowest floor (it imports only fslab.records): every layer may ask it.
+This package is on the lowest floor (it imports only fslab.records): every layer may ask it,
+and print a value with its unit the way every output does (format.py: 172 k ops/s).
 """
 from fslab.metrics.model import Catalogue, Metric, Role, default_label
 from fslab.metrics.lookup import (better, declared, every, find, is_detail, label, measure, of,

@@ -86,7 +86,7 @@ FIO_JOB: tuple[Metric, ...] = (
 
 CPU_BUSY = Metric("cpu_busy_system_wide", "%", label="system-wide CPU busy %")
 
-# --- fio: the unit around fio (fslab/workloads/fio.py, fslab/run/accounting.py) -------------
+# --- fio: the unit around fio (fslab/workloads/fio.py, fslab/fio/accounting.py) -------------
 
 FIO_UNIT: tuple[Metric, ...] = (
     CPU_BUSY,

@@ -1,8 +1,8 @@
 """Plans: what to compare (filesystems + options) and how (suites, profile, iterations).
 
 A plan is TOML validated by pydantic. Errors name the file, the line and the field.
-CLI flags build the same Plan object, so a plan file and flags are interchangeable.
-A plan is frozen: built once (fslab/plan/flags.py), then read; a change (the filesystem
+CLI flags build the same Plan object (fslab/run/flags.py), so a plan file and flags are interchangeable.
+A plan is frozen: built once (fslab/run/flags.py), then read; a change (the filesystem
 mounted at --mountpoint, a race's candidates) is a new plan (`model_copy(update=...)`).
 """
 from __future__ import annotations
@@ -16,6 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fslab.errors import FslabError
 from fslab.plan.profiles import PROFILES
+
+# the page-cache policies a plan may ask for (what each does: fslab/fio/cachepolicy.py)
+PAGE_CACHE_POLICIES = ("off", "on")
+
+
+def default_page_cache(profile_name: str) -> str:
+    """The policy of a plan that names none: buffered for the studies' own parameters."""
+    return "on" if profile_name == "paper" else "off"
 
 
 class RunSection(BaseModel):
@@ -34,7 +42,7 @@ class RunSection(BaseModel):
     target_ci: float = Field(0.03, gt=0, lt=1)
     fresh_fs: bool = True          # new filesystem per iteration
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
-    # ran. None: the profile's default (on for paper, off otherwise); see fslab/run/cachepolicy.py
+    # ran. None: the profile's default (on for paper, off otherwise); see fslab/fio/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
     # seconds a unit's measured process may take before it counts as hung; None: derived
     # from what it asked for (4 x runtime+ramp + its bytes at 10 MiB/s, at least 120 s)
@@ -147,8 +155,7 @@ class Plan(BaseModel):
 
     @property
     def page_cache(self) -> str:
-        from fslab.run.cachepolicy import default_for
-        return self.run.page_cache or default_for(self.profile.name)
+        return self.run.page_cache or default_page_cache(self.profile.name)
 
     @property
     def iterations(self) -> int:

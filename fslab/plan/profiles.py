@@ -6,6 +6,7 @@ means the same thing for every suite, and the report can say what was scaled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fslab.errors import FslabError
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -56,7 +57,6 @@ def get(name: str) -> Profile:
     try:
         return PROFILES[name]
     except KeyError:
-        from fslab.errors import FslabError
         raise FslabError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fslab.recommend.priorities import BUILTIN, Priorities, load
-from fslab.recommend.evidence import Evidence
+from fslab.recommend.evidence import Evidence, gather
 from fslab.recommend.explain import paragraph
 from fslab.recommend.score import Recommendation, score
 
@@ -14,7 +14,6 @@ def recommend(ev: Evidence, pri: Priorities) -> Recommendation:
 
 
 def recommend_run(store, run_id: str, priorities: str | Priorities) -> Recommendation:
-    from fslab.recommend.evidence import gather
     pri = priorities if isinstance(priorities, Priorities) else load(priorities)
     return recommend(gather(store, run_id), pri)
 

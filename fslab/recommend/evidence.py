@@ -16,7 +16,9 @@ from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.features import matrix as fm
 from fslab.recommend.measures import derived_sums
 from fslab.records import RECORD_COLUMNS
-from fslab.report.provenance import recorded_implementations
+from fslab.results.provenance import recorded_implementations
+from fslab.errors import FslabError
+from fslab.results.load import load, declared_trials
 
 
 @dataclass
@@ -34,13 +36,11 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     `known`: an analysis already made of exactly this run's records (the report's); reused
     when it is what gather would compute (nothing derived, fs+variant levels in default order).
     """
-    from fslab.errors import FslabError
     run_id = store.run(run_id)["run_id"]
     reusable = (known is not None and known.factor == FS_FACTOR
                 and known.levels == sorted(known.levels) and set(known.data["run_id"].unique()) == {run_id})
     if not reusable:
         # the report's own loading: whatever it leaves out of verdicts, this leaves out too
-        from fslab.report.load import load
         known = load(store, [run_id], regression=False).analysis
     records = known.data[list(RECORD_COLUMNS)]
     if records.empty:
@@ -50,7 +50,6 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
         analysis = known
     else:
         records = pd.concat([records, derived], ignore_index=True)
-        from fslab.report.load import declared_trials
         analysis = analyze(records, regression=False, trials=declared_trials(records))
     outcomes, impls = fm.probe_outcomes(records, store.root)
     features_run = run_id if outcomes else None

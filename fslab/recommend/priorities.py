@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fslab.errors import FslabError
+from fslab.features.catalog import BY_KEY
 
 
 class Criterion(BaseModel):
@@ -44,7 +45,6 @@ class Criterion(BaseModel):
         if bool(self.metric) == bool(self.feature):
             raise ValueError(f"criterion {self.label!r}: give either metric = [...] or feature = ...")
         if self.feature:
-            from fslab.features.catalog import BY_KEY
             if self.feature not in BY_KEY:
                 raise ValueError(f"criterion {self.label!r}: unknown feature {self.feature!r}; "
                                  f"known: {', '.join(BY_KEY)}")

@@ -3,7 +3,7 @@
 What reports call: `first_text(rec)` (one line: who is first, or why no one is),
 `rec.paragraph`, `html(rec)`, `markdown(rec)`, `print_rich(rec, console)`; the JSON
 shape is `as_json(rec)`. Where the numbers come from (zfs here is zfs-fuse, a guest's
-emulator: fslab.report.provenance) is said before any ranking, as `fslab report` says it.
+emulator: fslab.results.provenance) is said before any ranking, as `fslab report` says it.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from fslab.analysis.counts import DESIGN
 from fslab.analysis.pairwise import format_p
 from fslab.recommend.explain import size_text
 from fslab.recommend.score import CAPABILITY, COUNTED, MEASURED, CriterionResult, Recommendation
+from fslab.results.provenance import measured_where as lines
 
 
 def first_text(rec: Recommendation) -> str:
@@ -94,7 +95,6 @@ def _rank_label(r) -> str:
 
 def measured_where(rec: Recommendation, store) -> list[str]:
     """The report's 'Measured:' lines for the run this recommendation decides from."""
-    from fslab.report.provenance import measured_where as lines
     return lines([store.run(rec.run_id)])
 
 

@@ -300,8 +300,8 @@ def _feature(ev: Evidence, c: Criterion, levels: list[str]) -> CriterionResult:
         p = cell.probe
         res.points.append({"level": lv, "feature": c.feature, "value": value, "basis": basis,
                            "probed": p is not None and cell.works is not None,
-                           "status": cell.status, "claim": cell.claim.as_dict(),
-                           "detail": p.detail if p else cell.claim.note,
+                           "status": cell.status, "claim": cell.feature_claim.as_dict(),
+                           "detail": p.detail if p else cell.feature_claim.note,
                            "records": ({"run_id": p.run_id, "suite": "features", "case": c.feature,
                                         "metric": "verified", "artifacts": p.artifacts}
                                        if p else None)})
@@ -310,9 +310,9 @@ def _feature(ev: Evidence, c: Criterion, levels: list[str]) -> CriterionResult:
 
 def feature_value(cell: Cell) -> tuple[float | None, str]:
     """(value, basis): a probe outcome when it decided, else the documented claim."""
-    partial = cell.claim.status == "partial"
+    partial = cell.feature_claim.status == "partial"
     if cell.works is not None:
         return (0.5 if partial else 1.0) if cell.works else 0.0, (
             "verified here" if cell.works else "failed here" if cell.claimed else "absent (probed)")
-    value = {"yes": 1.0, "partial": 0.5, "no": 0.0}.get(cell.claim.status)
+    value = {"yes": 1.0, "partial": 0.5, "no": 0.0}.get(cell.feature_claim.status)
     return value, "documented claim, not verified in this run"

@@ -23,6 +23,9 @@ from fslab.remote.runner import GroupRunner, HostSession
 from fslab.run.session import Executor, Outcome, RunSession
 from fslab.store import Store
 from fslab.store.environment import RunEnvironment
+from fslab.remote.client import Endpoint
+from fslab.remote.local import LocalHost
+from fslab.remote.ssh import AgentHost, LoopbackForward, ssh_transport
 
 __all__ = ["HostsExecutor"]
 
@@ -70,7 +73,8 @@ class HostsExecutor(Executor):
             _close_sessions(sessions, console)
 
     def summarise(self, session: RunSession) -> None:
-        from fslab.remote.report import print_host_summary
+        # here, not at the top: pandas and scipy load only when this runs
+        from fslab.report.hosts import print_host_summary
         print_host_summary(session.store, session.run_id, session.console)
 
 
@@ -116,9 +120,6 @@ def _hosts_text(hosts: HostsFile) -> str:
 
 def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: str,
                    console: Console) -> dict[str, HostSession]:
-    from fslab.remote.client import Endpoint
-    from fslab.remote.local import LocalHost
-    from fslab.remote.ssh import AgentHost, LoopbackForward, ssh_transport
     sessions = {}
     for h in hosts.host:
         s = sessions[h.name] = HostSession(h)

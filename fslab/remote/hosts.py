@@ -27,8 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fslab.plan import read_text, toml_data, validation_error
-
-AGGREGATE_HOST = "all"     # the host of fio's "All clients" records in parallel mode
+from fslab.records import AGGREGATE_HOST
 DEFAULT_PORT = 8765        # fio's own default port
 LOOPBACK = "127.0.0.1"     # where fio's server listens on a host reached with transport "ssh"
 

@@ -17,7 +17,7 @@ from fslab.filesystems.base import Instance
 from fslab.plan import FilesystemSpec
 from fslab.remote.server import FioServer
 from fslab.run.session import end_driver_sessions
-from fslab.targets.loop import LoopTarget
+from fslab.targets.loop import LoopTarget, backing_device_of
 
 
 class LocalHost:
@@ -32,8 +32,7 @@ class LocalHost:
 
     def environment(self, fs_names: list[str]) -> dict:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        from fslab.targets.loop import backing_device_of
-        env = environment.capture(fs_names, {"kind": "loop", "workdir": str(self.workdir),
+        env = environment.capture(filesystems.tool_versions(fs_names), {"kind": "loop", "workdir": str(self.workdir),
                                              "backing": backing_device_of(str(self.workdir))})
         if self.netns:
             env["netns"] = self.netns

@@ -25,9 +25,9 @@ from rich.console import Console
 
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
-from fslab.records import Measurement, UnitKey, stamp
+from fslab.records import AGGREGATE_HOST, Measurement, UnitKey, stamp
 from fslab.remote.client import ClientRun, Endpoint, run_clients
-from fslab.remote.hosts import AGGREGATE_HOST, HostSpec, HostsFile
+from fslab.remote.hosts import HostSpec, HostsFile
 from fslab.remote.ssh import HostLost
 from fslab.run.schedule import Unit
 from fslab.store import Store

@@ -20,8 +20,11 @@ import pandas as pd
 
 from fslab.analysis.significance import ALPHA
 from fslab.errors import FslabError
+from fslab.analysis import analyze
+from fslab.metrics import is_detail, label as metric_label
+from fslab.metrics.format import human
 
-INPUT = 2        # exit code of a mistaken input (fslab.plan.validate.CODE)
+INPUT = 2        # exit code of a mistaken input (fslab.run.validate.CODE)
 SLOWER = 1       # exit code of --fail-if-slower when B is slower
 
 # metrics in these units are speeds (a rate, a time or a latency): "faster"/"slower";
@@ -61,8 +64,8 @@ def parse_ref(text: str) -> tuple[str, str | None]:
 
 def compare_runs(a: Side, b: Side) -> Compared:
     """Both runs' records side by side, analysed with the run as the factor."""
-    from fslab.analysis import analyze
-    from fslab.report.load import declared_trials, described_not_ranked, without_failed_units
+    # here, not at the top: pandas and scipy load only when this runs
+    from fslab.results.load import declared_trials, described_not_ranked, without_failed_units
     if a.run["run_id"] == b.run["run_id"] and Path(a.store.root).resolve() == Path(b.store.root).resolve():
         raise FslabError("compare needs two different runs", code=INPUT)
     hosts_a, hosts_b = _hosts(a), _hosts(b)
@@ -120,8 +123,9 @@ def _only_in(analysis, la: str, lb: str) -> dict[str, int]:
 def comparison_rows(analysis, la: str, lb: str) -> pd.DataFrame:
     """One row per ranked group both runs measured: the medians, the change B/A - 1 in %
     with its interval, p, whether it is significant, and the hyperfine-style factor."""
-    from fslab.metrics import is_detail, label as metric_label
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.headline import answer_metrics
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.tables import workload_label
     p = analysis.pairs
     if p.empty:
@@ -239,6 +243,7 @@ def gate(rows: pd.DataFrame, threshold_pct: float) -> Gate:
     correction over every answer metric the gate tests (so a gate over many workloads
     false-alarms at most 1 run in 20 when nothing changed), and the estimate is more than
     the threshold worse (a rate below, a time or latency above A's by that many %)."""
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.analysis.pairwise import holm
     tested = rows[rows["answer"] & rows["p"].notna()].copy()
     if tested.empty:
@@ -262,6 +267,7 @@ def gate(rows: pd.DataFrame, threshold_pct: float) -> Gate:
 
 def rounds_needed(m: int) -> int:
     """The fewest rounds per run (equal sizes) at which one of m tests can pass Holm."""
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.analysis.pairwise import smallest_p
     return next(n for n in range(2, 100) if smallest_p(n, n) * m < ALPHA)
 
@@ -303,7 +309,6 @@ def environment_notes(a: Side, b: Side, by_host: bool) -> list[str]:
     mem_a = (ea.get("memory") or {}).get("MemTotal")
     mem_b = (eb.get("memory") or {}).get("MemTotal")
     if mem_a and mem_b and mem_a != mem_b:
-        from fslab.report.format import human
         diffs.append(f"memory {human(mem_a, 'B')} → {human(mem_b, 'B')}")
     ta, tb = ea.get("tools") or {}, eb.get("tools") or {}
     for tool in sorted(set(ta) & set(tb)):
@@ -421,6 +426,7 @@ def shown_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The terminal's rows: each workload's answer metrics, then its other ranked headline
     metrics (fio workloads: throughput and p99 latency; other suites: every ranked metric
     that is not a distribution detail)."""
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.terminal import HEADLINE, IO_METRICS
     io = rows["metric"].isin(IO_METRICS).groupby(rows["workload"]).transform("any")
     keep = rows["answer"] | (~rows["detail"] & ~io) | (io & rows["metric"].isin(HEADLINE))
@@ -428,7 +434,7 @@ def shown_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_cells(r: dict, la: str, lb: str) -> dict[str, str]:
-    from fslab.report.format import human
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.analysis.pairwise import format_p
     return {"workload": r["workload"], "metric": f"{r['metric_label']} [{r['unit']}]",
             "": {"higher": "↑", "lower": "↓"}.get(r["better"], ""),

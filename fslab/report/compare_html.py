@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from markupsafe import Markup, escape
+from fslab.report.options import html_table
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:96em;color:#222}
@@ -21,8 +22,8 @@ WIDTH, HEIGHT = 220, 18
 
 
 def render(c, notes: list[str], verdict, path: Path) -> None:
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report import compare as cmp
-    from fslab.report.options import html_table
     la, lb = c.a.label, c.b.label
     rows = c.rows.to_dict("records")
     span = _span(rows)

@@ -7,12 +7,18 @@ import pandas as pd
 
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.report.terminal import decisions
-from fslab.report.load import Loaded
+from fslab.results.load import Loaded
 from fslab.store.environment import RunEnvironment
-from fslab.report.format import cell as fmt_float
+from fslab.metrics.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
                                  memory_unchecked_text, pairs_table, verdict_table,
                                  workload_label)
+from fslab.report.claims import claims_json, markdown as claims_markdown
+from fslab.report.headline import headline, memory_bound, memory_applies, memory_text, headline_text
+from fslab.metrics import label as metric_label
+from fslab.results.provenance import measured_where
+from fslab.report.options import markdown as options_markdown
+from fslab.decide.decision import text
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -40,12 +46,10 @@ def write_parquet(loaded: Loaded, path: Path) -> None:
 
 
 def write_json(loaded: Loaded, path: Path) -> None:
-    """The run, its records, and the lanes' keys ("claims": fslab/report/claims.py)."""
+    """The run, its records, and the lanes' keys ("claims": fslab/report/claims/)."""
     import json
-    from fslab.report.claims import claims_json
     path.parent.mkdir(parents=True, exist_ok=True)
     run = loaded.runs[0] if loaded.runs else None
-    from fslab.report.headline import headline, memory_bound
     a = loaded.analysis
     entries = headline(a, loaded.records)
     checks = memory_checks(loaded.records)
@@ -87,8 +91,6 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     values, no formatting); "memory_checked" false where a filesystem's units had no
     device counters (`checks`: tables.memory_checks)."""
     import math
-    from fslab.metrics import label as metric_label
-    from fslab.report.headline import memory_applies, memory_text
 
     def num(x):
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
@@ -127,15 +129,11 @@ def markdown(loaded: Loaded) -> str:
                      for r in loaded.runs)
     lines = ["# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
              + ", ".join(a.levels) + ".", ""]
-    from fslab.report.provenance import measured_where   # which ZFS; guest: emulated
     lines += [f"> **{n}**\n" for n in measured_where(loaded.runs)]
-    from fslab.report.options import markdown as options_markdown   # every variant's options
     lines += options_markdown(loaded.runs)
-    from fslab.report.headline import headline, headline_text
     answer = headline_text(headline(a, loaded.records))
     if answer:
         for dec in decisions(loaded.runs):
-            from fslab.decide.decision import text
             lines += [f"## Decision (fslab decide, run {dec['run']})", "", "```"] + text(dec) + ["```", ""]
         lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
                  [f"- {x}" for x in answer] + [""]
@@ -152,7 +150,6 @@ def markdown(loaded: Loaded) -> str:
                                                else ""), "", view["summary"][0].upper()
                   + view["summary"][1:] + ".", "", md_table(pd.DataFrame(view["cases"]))]
         lines += ["", f"Caveat: {view['caveat']}."] if view["caveat"] else []
-    from fslab.report.claims import claims_json, markdown as claims_markdown
     lines += ["", *claims_markdown(claims_json(loaded.runs[0] if loaded.runs else None,
                                                loaded.records))]
     if not a.omnibus.empty:

@@ -27,15 +27,15 @@ from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
                                   sections_for)
-from fslab.report.format import human, human_spread
-from fslab.report.load import Loaded
+from fslab.metrics.format import human, human_spread
+from fslab.results.load import Loaded
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
 from fslab.report.headline import answer_metrics, headline, headline_text
 from fslab.report.verdicts import LEGEND, ranking_text
-from fslab.report.provenance import measured_as, measured_where
+from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import html_table
 from fslab.report.claims import claims_json, html_rows
-from fslab.report.format import cell as fmt_float
+from fslab.metrics.format import cell as fmt_float
 from fslab.report.tables import (adaptive_rounds, assumption_checks, footnotes, memory_checks,
                                  memory_unchecked_text, pairs_table, verdict_table,
                                  workload_label)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fslab.store.environment import RunEnvironment
+from fslab import plan as plans
 
 ROWS = (("mkfs", "mkfs options"), ("mount", "mount options"), ("properties", "ZFS properties"),
         ("pool_properties", "zpool properties"), ("in_effect", "in effect (read back)"))
@@ -32,7 +33,6 @@ def plan_columns(plan) -> list[tuple[str, dict[str, str]]]:
 
 def run_columns(runs: list[dict]) -> list[tuple[str, dict[str, str]]]:
     """(column title, options and what was in effect) per variant of these runs."""
-    from fslab import plan as plans
     per_label: dict[str, list[tuple[str, dict[str, str]]]] = {}
     for run in runs:
         text = run.get("plan")

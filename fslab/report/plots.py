@@ -7,7 +7,7 @@ from scipy import stats
 
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import PALETTE, colors
 from fslab.report.svgplot import Grid, box_stats, nice_ticks, tick_label
 

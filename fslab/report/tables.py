@@ -7,9 +7,11 @@ import pandas as pd
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
-from fslab.report.format import human, spread
+from fslab.metrics.format import human, spread
 from fslab.report.verdicts import ranking_text
 from fslab.store.environment import RunEnvironment
+from fslab.analysis.omnibus import MIN_N_TO_CHECK
+from fslab.analysis.groups import FS_FACTOR, level_labels
 
 
 def workload_label(row, show_host: bool = False) -> str:
@@ -111,7 +113,6 @@ def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
     """The omnibus table, with Shapiro-Wilk's and Levene's p-values replaced by `too_few`
     where a level of a ranked metric has fewer than MIN_N_TO_CHECK values: at n=2 Levene says "variances
     differ" whatever the values, at n=3 "hold" for SDs of 1 and 245 (fslab/analysis/omnibus.py)."""
-    from fslab.analysis.omnibus import MIN_N_TO_CHECK
     omni = a.omnibus
     checks = [c for c in ("shapiro_p", "levene_p") if c in omni.columns]
     if omni.empty or not checks:
@@ -168,7 +169,7 @@ def _case_label(name: str) -> str:
 
 
 # Whether the device or memory served a workload is read from the device counters beside
-# fio's numbers (fslab/run/accounting.py; the report flags shares below half). Runs made
+# fio's numbers (fslab/fio/accounting.py; the report flags shares below half). Runs made
 # before device accounting, imported fio JSON, the hosts of a --hosts run, a --mountpoint on
 # no block device and dedup's read phase have none: the report says so instead of nothing.
 NOT_CHECKED = "not checked (no device counters in this run)"
@@ -180,7 +181,6 @@ def memory_checks(records: pd.DataFrame) -> dict[tuple, dict[str, list[str]]]:
     (filesystems) and the "unchecked" ones, of which some unit has no device counters.
     A unit's records share its artifact (fio's JSON), also a job file's per-job records;
     records without an artifact are a unit's by their key."""
-    from fslab.analysis.groups import FS_FACTOR, level_labels
     if records.empty or not {"metric", "artifact"} <= set(records.columns):
         return {}
     io = records["metric"].isin(FIO_IO) & (records["value"] > 0)

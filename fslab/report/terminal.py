@@ -8,8 +8,16 @@ from rich.table import Table
 from fslab.analysis import Analysis
 from fslab.report.verdicts import LEGEND
 from fslab.metrics.answer import throughput_metrics
-from fslab.report.tables import footnotes, verdict_table
+from fslab.report.baseline import print_baseline
+from fslab.report.tables import (adaptive_rounds, footnotes, memory_checks, memory_unchecked_text,
+                                 verdict_table)
 from fslab.store.environment import RunEnvironment
+from fslab.results.load import load
+from fslab.fio.cachepolicy import describe_run
+from fslab.report.headline import headline, headline_text
+from fslab.results.provenance import measured_as, measured_where
+from fslab.report.options import print_runs as print_options
+from fslab.decide.decision import text
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
@@ -75,7 +83,6 @@ def print_analysis(analysis: Analysis, title: str, console: Console, hint_run: s
 
 def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     """Print the verdict table of these runs (compares filesystem variants)."""
-    from fslab.report.load import load
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
     print_answer(loaded, console)
@@ -85,8 +92,6 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
 
 def print_measurement_notes(loaded, console: Console) -> None:
     """What the cache policy did on each filesystem, and throughput as % of the raw device."""
-    from fslab.run.cachepolicy import describe_run
-    from fslab.report.baseline import print_baseline
     for run in loaded.runs:
         for line in describe_run(RunEnvironment.of_run(run)):
             # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
@@ -98,7 +103,6 @@ def print_measurement_notes(loaded, console: Console) -> None:
 
 def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
     """Each case's rounds and whether it converged, and the price of stopping on the data."""
-    from fslab.report.tables import adaptive_rounds
     view = adaptive_rounds(run)
     if view is None:
         return
@@ -120,10 +124,6 @@ def decisions(runs: list[dict]) -> list[dict]:
 def print_answer(loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
-    from fslab.report.headline import headline, headline_text
-    from fslab.report.provenance import measured_as, measured_where
-    from fslab.report.tables import memory_checks, memory_unchecked_text
-    from fslab.report.options import print_runs as print_options   # every variant's options
     print_options(loaded.runs, console)
     lines = headline_text(headline(loaded.analysis, loaded.records))
     where = measured_where(loaded.runs)
@@ -134,7 +134,6 @@ def print_answer(loaded, console: Console) -> None:
         for line in lines:
             console.print(f"  {escape(line)}")
     for dec in decisions(loaded.runs):     # a decide's race: its decision, as decide said it
-        from fslab.decide.decision import text
         console.print(f"[bold]Decision[/] (fslab decide, run {dec['run']})")
         for line in text(dec):
             console.print(escape(line), highlight=False)

@@ -1,1 +1,1 @@
-"""Running a plan: the session, its scheduler and the run-wide behaviours (deadlines, cache policy, device accounting)."""
+"""Running a plan: a plan from `fslab run`'s flags and its checks before a run exists, the session, its scheduler, the local executor and the run-wide behaviours (adaptive rounds, dry run, the end-of-run summary)."""

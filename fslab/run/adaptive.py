@@ -23,6 +23,7 @@ import math
 
 from fslab.metrics import is_detail
 from fslab.plan import Plan
+from fslab.records import canonical_params
 
 PERFORMANCE_UNITS = ("ops/s", "B/s", "s", "ns")
 CAVEAT = ("stopping when the CIs are narrow depends on the data: in simulations it raised the "
@@ -38,7 +39,6 @@ class AdaptiveRounds:
 
     @staticmethod
     def case_of(pair) -> tuple:
-        from fslab.records import canonical_params
         _, suite, case = pair
         return suite.name, case.name, canonical_params(case.params)
 
@@ -52,7 +52,9 @@ class AdaptiveRounds:
     def _measure(self) -> None:
         """Each case's widest relative CI, from the engine's own description of the run."""
         import numpy as np
+        # here, not at the top: pandas and scipy load only when this runs
         from fslab.analysis.describe import describe
+        # here, not at the top: pandas and scipy load only when this runs
         from fslab.analysis.groups import FS_FACTOR, with_levels
         records = self.store.records(self.run_id)
         ranked = records[records["better"].isin(["higher", "lower"])

@@ -14,14 +14,18 @@ import statistics
 from typing import Any
 
 from fslab.records import canonical_params
+from fslab.filesystems import get as driver_get
+from fslab.run.schedule import Schedule
+from fslab.plan.variants import item_text
+from fslab.analysis.significance import rounds_needed
+from fslab.metrics.format import human, number
+from fslab.plan import FilesystemSpec
+from fslab.report.options import print_table, spec_options
 
 
 def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
     """The plan as a run would expand it (its `schedule`, fslab/run/schedule.py):
     {"cases": [...], "estimate_seconds", ...}."""
-    from fslab.run.cachepolicy import default_for
-    from fslab.filesystems import get as driver_get
-    from fslab.run.schedule import Schedule
     schedule = schedule or Schedule.of(plan)
     pairs, notes = schedule.pairs, schedule.notes
     past = _past_durations(store, plan.run.profile) if store is not None else {}
@@ -54,7 +58,7 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
                       "image_bytes": image,
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
-    page_cache = plan.run.page_cache or default_for(plan.profile.name)
+    page_cache = plan.page_cache
     return {"profile": plan.profile.name, "scaled": plan.profile.scaled,
             "iterations": n, "adaptive": plan.run.adaptive,
             "max_iterations": plan.run.max_iterations if plan.run.adaptive else n,
@@ -70,7 +74,6 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
 def _options_of(spec) -> dict[str, Any]:
     """A variant's own options as the run will pass them (fslab adds its defaults, e.g.
     ext4's lazy-init -E, ZFS's cachefile=none, when it runs them)."""
-    from fslab.plan.variants import item_text
     return {"filesystem": spec.label, "name": spec.name, "variant": spec.variant,
             "mkfs_options": list(spec.mkfs_options),
             "mount_options": list(spec.mount_options), "properties": dict(spec.properties),
@@ -82,10 +85,9 @@ JOB_FILE_IO = ("run as written, whatever the page-cache policy: direct I/O only 
 
 
 def _direct_io(options: dict, plan) -> str:
-    from fslab.run.cachepolicy import default_for
     if "direct" in options:
         return f"direct={options['direct']} as the plan sets"
-    if (plan.run.page_cache or default_for(plan.profile.name)) == "on":
+    if plan.page_cache == "on":
         return "buffered (page cache on)"
     return "direct=1 where the filesystem accepts O_DIRECT (probed when the unit runs)"
 
@@ -93,7 +95,6 @@ def _direct_io(options: dict, plan) -> str:
 def too_few_rounds(the_plan) -> str | None:
     """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
     pass at --profile paper), with the count that can."""
-    from fslab.analysis.significance import rounds_needed
     k = len(the_plan.filesystem)
     n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
     if k < 2 or n >= rounds_needed(k):
@@ -127,14 +128,11 @@ def _past_durations(store, profile: str) -> dict[tuple, float]:
 
 
 def print_outline(o: dict[str, Any], console) -> None:
-    from fslab.report.format import human, number
     console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
                   f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
                   f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
                   + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
                   + f"; {o['units']} units; target {o['target']}", markup=False)
-    from fslab.plan import FilesystemSpec
-    from fslab.report.options import print_table, spec_options
     print_table([(f["filesystem"], spec_options(FilesystemSpec(**{k: f[k] for k in (
         "name", "variant", "mkfs_options", "mount_options", "properties", "pool_properties")})))
         for f in o["filesystem_options"]], console, title="Options per filesystem (as asked)")

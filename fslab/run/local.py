@@ -11,6 +11,14 @@ from fslab.run.schedule import Schedule
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
 from fslab.system import state
 from fslab.system.proc import is_root
+from fslab.run.probe import probe_plan
+from fslab.workloads.support.jobfile import environment_of
+from fslab.run.dryrun import too_few_rounds
+from fslab.run.scheduler import execute
+from fslab.targets.loop import LoopTarget, backing_device_of
+from fslab.targets.blockdev import DeviceTarget
+from fslab.targets.mountpoint import MountpointTarget
+from fslab.system.mounts import is_mounted
 
 
 class LocalExecutor(Executor):
@@ -42,7 +50,6 @@ class LocalExecutor(Executor):
         if not self._probe:
             return
         # every variant's own options, tried on a scratch loop image (never --device's disk)
-        from fslab.run.probe import probe_plan
         self.probed = probe_plan(session.plan, lambda line: session.console.print(
             line, markup=False, highlight=False))
 
@@ -50,7 +57,6 @@ class LocalExecutor(Executor):
         return self.info
 
     def environment(self, plan: Plan) -> dict:
-        from fslab.fio.jobfile import environment_of
         jobs = environment_of(self.schedule)
         env = {"job_files": jobs} if jobs else {}
         if self.probed:   # what the options probe read back, per variant
@@ -67,17 +73,14 @@ class LocalExecutor(Executor):
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")
         from rich.markup import escape
-        from fslab.fio.jobfile import environment_of
         for name, how in environment_of(session.schedule).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
             for note in how.get("notes", ()):
                 console.print(f"[yellow]note:[/] job file {name}: {escape(note)}")
-        from fslab.run.dryrun import too_few_rounds
         if (few := too_few_rounds(p)):
             console.print(f"[yellow]note:[/] {few}")
 
     def execute(self, session: RunSession) -> Outcome:
-        from fslab.run.scheduler import execute
         if self.rounds_policy is not None:
             self.rounds_policy.run_id = session.run_id
         wd = self.workdir or scratch_dir("fslab-")
@@ -90,7 +93,6 @@ class LocalExecutor(Executor):
                            rounds_policy=self.rounds_policy)
         finally:
             if not self.workdir:
-                from fslab.system.mounts import is_mounted
                 if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
                     shutil.rmtree(wd, ignore_errors=True)
                     state.forget("dir", str(wd))
@@ -99,20 +101,17 @@ class LocalExecutor(Executor):
 def _target_factory(target: str, device, destroy_data, mountpoint, workdir, plan: Plan):
     """(make_target(workdir), mountpoint dir or None, description) for the chosen target kind."""
     if target == "loop":
-        from fslab.targets.loop import LoopTarget, backing_device_of
 
         def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
         info = {"kind": "loop", "backing": backing_device_of(str(workdir or tmp_base()))}
         return make, None, info
     if target == "device":
-        from fslab.targets.blockdev import DeviceTarget
         dev = device or plan.target.get("path")
         if not dev:
             raise FslabError("--target device needs --device /dev/XYZ")
         t = DeviceTarget(dev, destroy_data)   # refuses (exit 2) before anything is touched
         return (lambda wd: t), None, t.describe()
     if target == "mountpoint":
-        from fslab.targets.mountpoint import MountpointTarget
         if not mountpoint:
             raise FslabError("--target mountpoint needs --mountpoint DIR")
         t = MountpointTarget(str(mountpoint))

@@ -28,6 +28,13 @@ from typing import Any, Callable, Iterator
 
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import FilesystemSpec
+from fslab.filesystems.base import Instance, read_mountinfo
+from fslab.run.session import scratch_dir, end_driver_sessions
+from fslab.system import state
+from fslab.targets.loop import LoopTarget
+from fslab.system.proc import run, _procs, kill_family
+from fslab.plan.profiles import parse_size
+from fslab import filesystems
 
 SIZE_BYTES = 1 << 30   # sparse; fits every catalogue value (xfs -d agcount=8 needs ~1 GiB)
 TIME_LIMIT_S = 120         # per variant: mkfs + mount + read back (teardown has its own limits)
@@ -54,10 +61,6 @@ def has_own_options(spec: FilesystemSpec) -> bool:
 def probe(driver, spec: FilesystemSpec, *, workdir: Path | None = None,
           size_bytes: int = SIZE_BYTES, time_limit: float = TIME_LIMIT_S) -> ProbeResult:
     """mkfs + mount `spec` on a scratch loop image, read its options back, tear it down."""
-    from fslab.filesystems.base import Instance
-    from fslab.run.session import scratch_dir
-    from fslab.system import state
-    from fslab.targets.loop import LoopTarget
     t0 = time.monotonic()
     wd = Path(workdir) if workdir else scratch_dir("fslab-probe-")
     if not workdir:
@@ -107,7 +110,6 @@ def probe(driver, spec: FilesystemSpec, *, workdir: Path | None = None,
 
 
 def _detach_loops_of(directory: Path) -> None:
-    from fslab.system.proc import run
     for image in Path(directory).glob("*.img"):
         r = run(["losetup", "--noheadings", "-O", "NAME", "-j", str(image)], check=False, timeout=30)
         for dev in r.stdout.split():
@@ -146,7 +148,6 @@ def _mount_text(spec: FilesystemSpec) -> str:
 
 def read_back(driver, inst) -> tuple[dict[str, Any], list[str]]:
     """What is in effect for the asked options, and a note for each read back otherwise."""
-    from fslab.filesystems.base import read_mountinfo
     spec, notes = inst.spec, []
     mount = read_mountinfo(str(inst.mountpoint))
     shown = [o for o in (mount.get("mount_options", "") + "," + mount.get("super_options", ""))
@@ -187,7 +188,6 @@ def same_value(asked: str, got: str) -> bool:
     a, g = asked.strip().lower(), got.strip().lower()
     if a == g:
         return True
-    from fslab.plan.profiles import parse_size
     try:
         return parse_size(a) == parse_size(g)
     except (ValueError, KeyError, TypeError):
@@ -257,7 +257,6 @@ def _time_limit(seconds: float) -> Iterator[_Limit]:
     if threading.current_thread() is not threading.main_thread():
         yield limit
         return
-    from fslab.system.proc import _procs, kill_family
     me = os.getpid()
 
     def expired(signum, frame):
@@ -279,8 +278,6 @@ def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
     """Probe every variant of `plan` that has options of its own and can be made here;
     FslabError (exit 2) when any is refused, naming the first and counting the others.
     Returns {label: ProbeResult.as_dict()} for the run's environment."""
-    from fslab import filesystems
-    from fslab.run.session import end_driver_sessions
     results: dict[str, ProbeResult] = {}
     probed: set[str] = set()
     t0 = time.monotonic()

@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, replace
 
 from fslab import filesystems, workloads
+from fslab.filesystems.base import Existing
 from fslab.plan import FilesystemSpec, Plan, SuiteSpec
 from fslab.records import UnitKey, canonical_params
 from fslab.workloads.base import Case, Suite
@@ -33,7 +34,6 @@ class Unit:
 
 def driver_for(spec: FilesystemSpec, existing: bool):
     """The driver of a variant; `existing`: a filesystem someone mounted (--mountpoint)."""
-    from fslab.filesystems.base import Existing
     return Existing(spec.name) if existing else filesystems.get(spec.name)
 
 

@@ -25,6 +25,8 @@ from fslab.run.schedule import Schedule, Unit, driver_for
 from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
 from fslab.workloads.base import UnitContext, UnitFailed
+from fslab.system import teardown
+from fslab.run.adaptive import CAVEAT, AdaptiveRounds
 
 
 def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Callable,
@@ -85,7 +87,6 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
                     bar.update(task, total=bar.tasks[0].total + len(batch))
                     run_all(batch)
             elif plan.run.adaptive:
-                from fslab.run.adaptive import CAVEAT, AdaptiveRounds
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)
                 console.print(f"[dim]note: {CAVEAT}[/dim]")
                 for it in range(plan.iterations + 1, plan.run.max_iterations + 1):
@@ -104,7 +105,6 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
     finally:
         # anything a failed teardown left (e.g. a busy pool) gets another, final try
         import os
-        from fslab.system import teardown
         _, failed = teardown.cleanup(owner=os.getpid())
         for f in failed:
             console.print(f"[red]could not tear down[/] {f}; run `fslab cleanup`")

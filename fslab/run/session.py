@@ -2,7 +2,7 @@
 
 `RunSession.run(executor)` owns plan -> run row -> executor -> final status -> summary;
 an `Executor` says how units execute: here (fslab/run/local.py), in one qemu guest
-(fslab/guest/runner.py) or on fio client/server hosts (fslab/remote/). What all of
+(fslab/run/guest.py) or on fio client/server hosts (fslab/remote/). What all of
 them must do alike lives here so they cannot drift: every run records the same
 environment (profile, page-cache policy), SIGTERM stops a run the way Ctrl-C does,
 scratch directories live in one place, every driver used gets its session end (e.g.
@@ -29,7 +29,8 @@ from fslab.plan import Plan
 from fslab.run.schedule import Schedule
 from fslab.store import Store
 from fslab.store.environment import RunEnvironment
-from fslab.system import environment
+from fslab.system import environment, teardown
+from fslab.run.summary import print_run_summary
 
 
 def _interrupt(signum, frame):
@@ -70,7 +71,7 @@ def end_driver_sessions(names: Iterable[str], on_error: Callable[[str], None]) -
 def run_environment(plan: Plan, fs_names: list[str], target: dict) -> dict:
     """What every run records of where and how it ran: the host, its tools for `fs_names`,
     the target, the profile and the page-cache policy."""
-    env = environment.capture(fs_names, target)
+    env = environment.capture(filesystems.tool_versions(fs_names), target)
     env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
                       "description": plan.profile.description}
     env["page_cache"] = plan.page_cache
@@ -150,7 +151,6 @@ class RunSession:
 
     def run(self, executor: Executor, *, summary: bool = True) -> str:
         executor.check(self)
-        from fslab.system import teardown
         teardown.cleanup(only_dead_owners=True)   # leftovers of crashed runs would skew this one
         if self.resume:
             self.store.set_status(self.run_id, "running")
@@ -223,10 +223,10 @@ def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> Non
 def print_results(store: Store, run_id: str, console: Console) -> None:
     """The run's summary, then its verdicts and the studies' claims re-derived (when any
     unit finished: otherwise the summary already said why there is no verdict)."""
-    from fslab.run.summary import print_run_summary
     print_run_summary(store, run_id, console)
     if all(u["status"] != "done" for u in store.units(run_id)):
         return
+    # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.terminal import print_verdicts
     print_verdicts(store, [run_id], console)
     from fslab.report.claims import claims_json, print_claims   # "The study said -> here"

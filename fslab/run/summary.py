@@ -7,7 +7,7 @@ from rich.table import Table
 
 from fslab import metrics
 from fslab.metrics.answer import job_answer, question_metrics, throughput_metrics
-from fslab.report.format import human, human_spread   # one number format for every output
+from fslab.metrics.format import human, human_spread   # one number format for every output
 
 # A workload's table: the fate of damaged blocks (the catalogue's outcomes), where "detected"
 # has no direction but says the most; else the metric of the workload's question (as in the

@@ -213,6 +213,7 @@ class Store:
         insertion order. Large reads are split in two halves read side by side, one by a
         forked child: building Python objects for every cell is what a read costs."""
         import pandas as pd
+        # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
         from fslab.system import forked
         if isinstance(run_ids, str):
             run_ids = [run_ids]

@@ -1,1 +1,1 @@
-"""Host plumbing: external commands, /proc and /sys readers, resources to tear down, forked work."""
+"""Host plumbing: external commands and their deadlines, /proc and /sys readers, resources to tear down, forked work."""

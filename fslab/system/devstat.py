@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from fslab.system.mounts import mount_holding
 
 SECTOR = 512
 
@@ -65,7 +66,6 @@ def read(devices: list[str]) -> DevCounters:
 
 def source_device_of(directory: str) -> str | None:
     """The block device a mounted directory lives on (for --mountpoint runs), if any."""
-    from fslab.system.mounts import mount_holding
     m = mount_holding(directory)
     best = m.source if m else None
     return best if best and best.startswith("/dev/") and stat_path(best) else None

@@ -43,24 +43,19 @@ def _os_release() -> str:
     return "unknown"
 
 
-def tool_versions(fs_names: list[str] | None = None) -> dict[str, str]:
-    from fslab import filesystems
+def tool_versions(fs_tools: dict[str, str] | None = None) -> dict[str, str]:
+    """fio's version, then the filesystems' own tools (fslab.filesystems.tool_versions)."""
     out = {}
     fio = first_line(["fio", "--version"])
     if fio:
         out["fio"] = fio
-    for name in fs_names or []:
-        try:
-            driver = filesystems.get(name)
-            out.update(driver.versions())
-            if driver.implementation_label() != name:   # e.g. "zfs-fuse 0.7.0 (FUSE daemon)"
-                out[f"{name} implementation"] = driver.implementation_label()
-        except Exception as e:   # a broken tool must not stop the run's record
-            out[name] = f"unknown ({e})"
+    out.update(fs_tools or {})
     return out
 
 
-def capture(fs_names: list[str] | None = None, target: dict | None = None) -> dict:
+def capture(fs_tools: dict[str, str] | None = None, target: dict | None = None) -> dict:
+    """The host a run ran on; `fs_tools` are its filesystems' tools, asked of their drivers
+    by the caller (fslab.filesystems.tool_versions: the drivers sit above this floor)."""
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -73,7 +68,7 @@ def capture(fs_names: list[str] | None = None, target: dict | None = None) -> di
         "python": sys.version.split()[0],
         "fslab": __version__,
         "root": is_root(),
-        "tools": tool_versions(fs_names),
+        "tools": tool_versions(fs_tools),
         "target": target or {},
         "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         "virtualization": first_line(["systemd-detect-virt"]) or "unknown",

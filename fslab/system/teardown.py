@@ -21,6 +21,7 @@ BUSY_CHECKS: dict[str, Callable[[], list[str]]] = {}
 
 
 def is_mounted(path: str) -> bool:
+    # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
     from fslab.system.mounts import is_mounted as mounted
     return mounted(path)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from fslab.errors import RefusedError
 from fslab.system.proc import run
 from fslab.targets.base import Target
+from fslab.system.mounts import mounts
 
 
 def _dev_numbers(path: str) -> tuple[int, int]:
@@ -52,7 +53,6 @@ def _backs_system(dev: str) -> str | None:
 
 def _mounted_parts(dev: str) -> list[str]:
     wanted = {_dev_numbers(d) for d in _holders_and_parts(dev) if os.path.exists(d)}
-    from fslab.system.mounts import mounts
     return [m.mountpoint for m in mounts() if m.device in wanted]
 
 

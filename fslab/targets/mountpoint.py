@@ -6,11 +6,11 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.targets.base import Target
+from fslab.system.mounts import mount_holding
 
 
 def mount_of(path: str) -> dict:
     """The mountinfo entry that holds `path`: mountpoint, fstype, source, options."""
-    from fslab.system.mounts import mount_holding
     m = mount_holding(path)
     if m is None:
         raise FslabError(f"{path} is not on any mounted filesystem")

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fslab import metrics
-from fslab.errors import StepFailed
+from fslab.errors import StepFailed, FslabError
 from fslab.filesystems.base import Driver, Instance
 from fslab.plan import FilesystemSpec, SuiteSpec
-from fslab.plan.profiles import Profile
+from fslab.plan.profiles import Profile, parse_size
 from fslab.metrics import Catalogue
 from fslab.records import Measurement, UnitKey
 
@@ -68,7 +68,7 @@ class UnitContext:
     mountpoint_dir: Path | None = None   # --mountpoint: test inside this existing directory
     log: Callable[[str], None] = print
     environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
-    page_cache: str = "off"          # the run's cache policy (fslab/run/cachepolicy.py)
+    page_cache: str = "off"          # the run's cache policy (fslab/fio/cachepolicy.py)
     unit_timeout: float | None = None   # [run] unit_timeout: overrides the derived deadline
 
     def filesystem(self, size_bytes: int = 0, label: str | None = None,
@@ -77,7 +77,6 @@ class UnitContext:
         spec = spec or self.spec
         label = label or f"{spec.name}-{spec.variant}-{self.key.iteration}".replace("/", "_")
         if spec.image_size:   # the plan's [[filesystem]] image_size / --image-size wins
-            from fslab.plan.profiles import parse_size
             size_bytes = parse_size(spec.image_size)
         else:
             size_bytes = max(size_bytes, self.profile.min_image_bytes)
@@ -133,7 +132,6 @@ class Suite(ABC):
                 workloads: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
         """The [[suite]] table's options and chosen workloads, after rejecting unknown keys
         and, when `workloads` lists the valid ones, unknown workload names (default: all)."""
-        from fslab.errors import FslabError
         o = spec.options
         unknown = set(o) - set(known)
         if unknown:
@@ -175,7 +173,6 @@ class Suite(ABC):
         """The image size a unit of this case will use (what `ctx.filesystem` makes), for
         `--dry-run`; None when only the unit can tell (sized from its input)."""
         if spec.image_size:
-            from fslab.plan.profiles import parse_size
             return parse_size(spec.image_size)
         return max(case.image_bytes, profile.min_image_bytes)
 

@@ -18,7 +18,7 @@ from fslab.filesystems.raw import device_bytes
 from fslab.system.proc import run
 from fslab.plan.profiles import Profile
 from fslab.records import Measurement
-from fslab.workloads.base import Case, Suite, UnitContext, register
+from fslab.workloads.base import Case, Suite, UnitContext, register, UnitFailed
 
 S3_PARTITION_BYTES = 20 * 10**9
 # Suites that measure space use S3's partition size at every profile: mkfs picks other
@@ -110,6 +110,5 @@ class CapacitySuite(Suite):
 
 
 def raise_no_device(suite: str):
-    from fslab.workloads.base import UnitFailed
     raise UnitFailed(f"{suite} needs fslab to make the filesystem; an existing --mountpoint "
                      "has no raw partition size to compare with")

@@ -15,7 +15,7 @@ page cache on (paper) it reads with the cache as setup left it, as vdbench did
 (fio's invalidate=0: fio would otherwise drop each file's pages as it opens it),
 so its reads may come from memory; with it off the caches are emptied first
 (remount / pool export) and fio reads with O_DIRECT where the filesystem takes it
-(fslab/run/cachepolicy.py). Device counters around the read (device_read_share)
+(fslab/fio/cachepolicy.py). Device counters around the read (device_read_share)
 say which it was. The space reading comes after it, once committed (remount /
 pool export), so it cannot change what was read.
 
@@ -40,8 +40,8 @@ from fslab.system.measure import run_timed, step_usage
 from fslab.plan.profiles import MiB, Profile, parse_size
 from fslab.system.proc import run
 from fslab.records import Measurement
-from fslab.run import cachepolicy
-from fslab.run.accounting import UnitAccount
+from fslab.fio import cachepolicy
+from fslab.fio.accounting import UnitAccount
 from fslab.workloads.support.devices import DeviceAccount
 from fslab.workloads.support.data import Payload, dataset_seed
 from fslab.workloads.base import Case, CacheUse, Suite, UnitContext, UnitFailed, register

@@ -17,7 +17,7 @@ Plan table:
     scale = true                # scale size/runtime by the profile (default true)
     unscaled = ["runtime"]      # these options as written at every profile (`--fio` sets it)
 
-Or the user's own fio job files, each one case (see fslab/fio/jobfile.py):
+Or the user's own fio job files, each one case (see fslab/workloads/support/jobfile.py):
     [[suite]]
     kind = "fio"
     job_files = ["a.fio", "b.fio"]   # relative to the plan
@@ -41,18 +41,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fslab.run import cachepolicy
-from fslab.run import deadline
-from fslab.run.accounting import UnitAccount
+from fslab.fio import cachepolicy
+from fslab.system import deadline
+from fslab.fio.accounting import UnitAccount
 from fslab.system.cpu import busy_percent, iowait_percent, sample
 from fslab.system.devstat import source_device_of
 from fslab.errors import FslabError, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
-from fslab.fio.jobfile import JobFileCase, job_file_cases
+from fslab.workloads.support.jobfile import JobFileCase, job_file_cases
 from fslab.system.proc import kill_group, run
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
 
 # Study S2: ioengine=sync, size=1G, runtime=60s, time_based; five jobs.
 S2_COMMON = {"ioengine": "sync", "size": "1G", "runtime": "60", "time_based": "1",
@@ -196,7 +197,6 @@ class FioSuite(Suite):
         return case.estimate_seconds()
 
     def run(self, ctx: UnitContext, case: FioCase) -> list[Measurement]:
-        from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")
         log_path, _ = ctx.artifact("fio.log")
@@ -280,7 +280,7 @@ class FioCase(Case):
         raise NotImplementedError
 
     def deadline(self, ctx: UnitContext) -> float:
-        """The unit's deadline (fslab/run/deadline.py)."""
+        """The unit's deadline (fslab/system/deadline.py)."""
         raise NotImplementedError
 
     def keep_logs(self, directory: Path, ctx: UnitContext) -> None:
@@ -342,8 +342,9 @@ class MatrixCase(FioCase):
 
 
 class JobFileFioCase(FioCase):
-    """A user's job file (fslab/fio/jobfile.py; `config` is its JobFileCase): it runs as
-    written, inside the filesystem under test, and its records say what each job does."""
+    """A user's job file (fslab/workloads/support/jobfile.py; `config` is its
+    JobFileCase): it runs as written, inside the filesystem under test, and its records say
+    what each job does."""
     config: JobFileCase
 
     def refusal(self, driver, fs_label):
@@ -378,7 +379,6 @@ class JobFileFioCase(FioCase):
 
     def job_params(self, params, job, name, jobs):
         """What the job does (its declared I/O): its answer is chosen by it."""
-        from fslab.fio.parse import declared_io
         return {**params, "job": name, **declared_io(job.options)}
 
 

@@ -17,7 +17,8 @@ import pandas as pd
 
 from fslab.report.claims.model import Claim
 from fslab.report.claims.stats import ALPHA, holm, pair_test
-from fslab.report.format import human, number
+from fslab.metrics.format import human, number
+from fslab.plan.profiles import parse_size
 
 HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"
@@ -66,7 +67,6 @@ def points(c: Claim, s: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def _magnitude(v: str) -> float | None:
     """A param's value as a number: 16, or a size ('6553k') in bytes; None if neither."""
-    from fslab.plan.profiles import parse_size
     try:
         return float(v)
     except ValueError:

@@ -5,7 +5,7 @@ import orjson
 import pandas as pd
 from markupsafe import escape
 
-from fslab.report.format import human
+from fslab.metrics.format import human
 
 
 def with_params(df: pd.DataFrame) -> pd.DataFrame:

@@ -4,13 +4,13 @@ from __future__ import annotations
 from markupsafe import escape
 
 from fslab.report.figures import FigureContext, Section
+from fslab.features.catalog import FEATURES
+from fslab.features.matrix import build, probe_outcomes
 
 SUITES = ("features",)
 
 
 def sections(ctx: FigureContext) -> list[Section]:
-    from fslab.features.catalog import FEATURES
-    from fslab.features.matrix import build, probe_outcomes
     outcomes, impls = probe_outcomes(ctx.data, ctx.results_root)
     if not outcomes:
         return []
@@ -23,10 +23,10 @@ def sections(ctx: FigureContext) -> list[Section]:
         for lv in levels:
             c = m.cell(lv, f.key)
             why = f"<br><small>{escape(c.probe.detail)}</small>" if c.probe else ""
-            cells.append(f"<td title=\"{escape(c.claim.note)} ({escape(c.claim.ref)})\">"
-                         f"<b>{escape(c.claim.status)}</b> · {escape(c.status)}{why}</td>")
+            cells.append(f"<td title=\"{escape(c.feature_claim.note)} ({escape(c.feature_claim.ref)})\">"
+                         f"<b>{escape(c.feature_claim.status)}</b> · {escape(c.status)}{why}</td>")
         rows.append(f"<tr><td>{escape(f.category)}</td><td>{escape(f.title)}</td>{''.join(cells)}</tr>")
     return [Section("Feature matrix", f"<table><tr><th>category</th><th>feature</th>{head}</tr>"
                     f"{''.join(rows)}</table>",
-                    "Claim from each filesystem's documentation (hover for note and reference), "
+                    "FeatureClaim from each filesystem's documentation (hover for note and reference), "
                     "then what the live probe saw here.")]

@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 
 from fslab.report.figures import FigureContext, Section
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import colors
 from fslab.report.svgplot import Grid
 

@@ -1,6 +1,6 @@
 """Multi-host runs: the hosts compared like filesystems ('h2 vs h1 on ext4 ... +41%').
 
-The same sentences `fslab report` prints in the terminal (fslab.remote.report), from the
+The same sentences `fslab report` prints in the terminal (fslab.report.hosts), from the
 engine with host as the factor, per filesystem variant and workload. Shown only when a
 suite's records come from two or more hosts and the report's factor is not already host.
 """
@@ -10,14 +10,13 @@ from markupsafe import escape
 
 from fslab.metrics import label as metric_label
 from fslab.report.figures import FigureContext, Section
+from fslab.records import AGGREGATE_HOST, RECORD_COLUMNS
+from fslab.report.hosts import host_comparisons
 
 SUITES = ("*",)
 
 
 def sections(ctx: FigureContext) -> list[Section]:
-    from fslab.records import RECORD_COLUMNS
-    from fslab.remote.hosts import AGGREGATE_HOST
-    from fslab.remote.report import host_comparisons
     if "host" in ctx.analysis.factor or "host" not in ctx.data:
         return []
     hosts = ctx.data.loc[ctx.data["host"] != AGGREGATE_HOST, "host"].unique()

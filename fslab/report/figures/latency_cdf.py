@@ -16,9 +16,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import colors
 from fslab.report.svgplot import Grid
+from fslab.fio.clones import merge_clones
+from fslab.fio.parse import FioParseError, load_fio_output
 
 PLACE = "workload"
 MAX_ROUNDS = 10          # lines per filesystem at most: more are unreadable (and each is a file read)
@@ -95,8 +97,6 @@ def _entries(path: str) -> list[tuple[str, dict]] | None:
     """(label, merged job entry) per job of a fio JSON artifact, labelled as the records'
     `job` param is (fslab.workloads.fio.job_labels); None for unreadable or client/server
     output (its entries are per host)."""
-    from fslab.fio.clones import merge_clones
-    from fslab.fio.parse import FioParseError, load_fio_output
     try:
         doc = load_fio_output(Path(path).read_bytes(), path)
     except (OSError, FioParseError):

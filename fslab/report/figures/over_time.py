@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from fslab.report.figures.latency_cdf import _entries, _job_of
-from fslab.report.format import axis_scale
+from fslab.metrics.format import axis_scale
 from fslab.report.svg import colors
-from fslab.report.svgplot import Grid
+from fslab.report.svgplot import Grid, nice_ticks
+from fslab.fio.parse import load_fio_output
 
 PLACE = "workload"
 BUCKETS = 200        # time windows per line at most
@@ -77,13 +78,11 @@ def figure(data: pd.DataFrame, levels: list[str], results_root: Path | None) -> 
 
 
 def _ticks(end: float) -> list[float]:
-    from fslab.report.svgplot import nice_ticks
     return [t for t in nice_ticks(0.0, end) if t >= 0]
 
 
 def _job_options(path: str, job: str | None) -> dict | None:
     """The job's options as fio reports them (global ones under its own), with its name."""
-    from fslab.fio.parse import load_fio_output
     entries = _entries(path)
     if not entries:
         return None

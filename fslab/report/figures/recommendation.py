@@ -7,15 +7,15 @@ from __future__ import annotations
 from markupsafe import escape
 
 from fslab.report.figures import FigureContext, Section
+from fslab.recommend import BUILTIN, load, recommend
+from fslab.recommend.evidence import gather
+from fslab.recommend.render import first_text, html
+from fslab.store import Store
 
 PLACE = "lead"
 
 
 def sections(ctx: FigureContext) -> list[Section]:
-    from fslab.recommend import BUILTIN, load, recommend
-    from fslab.recommend.evidence import gather
-    from fslab.recommend.render import first_text, html
-    from fslab.store import Store
     if ctx.results_root is None or ctx.data.empty or "run_id" not in ctx.data:
         return []
     runs = sorted(ctx.data["run_id"].unique())

@@ -18,7 +18,7 @@ import pandas as pd
 from fslab.plan.profiles import parse_size
 from fslab.report.figures import FigureContext, Section
 from fslab.report.figures._study import cell, html_table, with_params
-from fslab.report.format import number
+from fslab.metrics.format import number
 from fslab.report.svg import colors, figure, to_svg
 from fslab.report.tables import workload_label
 

@@ -1,1 +1,1 @@
-"""Code the suites share: payload data, git histories, kept filesystems, bit flips."""
+"""Code the suites share: payload data, git histories, kept filesystems, bit flips, users' fio job files."""

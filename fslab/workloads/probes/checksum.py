@@ -3,8 +3,9 @@ flip bytes in a few data blocks on the image, remount, read back. Checksums work
 every damaged file is detected (or healed); one silent read means they did not protect it."""
 from __future__ import annotations
 
-from fslab.features.probes.base import Probe, ProbeResult
+from fslab.workloads.probes.base import Probe, ProbeResult
 from fslab.filesystems.base import Instance
+from fslab.workloads.support.bitflip import corrupt_and_classify
 
 FILES, BLOCKS, DAMAGED = 4, 4, 2
 
@@ -14,7 +15,6 @@ class ChecksumProbe(Probe):
     feature = "data_checksums"
 
     def check(self, inst: Instance) -> ProbeResult:
-        from fslab.workloads.support.bitflip import corrupt_and_classify
         res = corrupt_and_classify(inst, damage="data", files=FILES, blocks_per_file=BLOCKS,
                                    damaged=DAMAGED, seed=5)
         counts, damaged = res["counts"], res["damaged"]

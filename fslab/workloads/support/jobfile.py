@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from fslab.errors import FslabError
 from fslab.plan.profiles import Profile, parse_size
 from fslab.system.proc import run
+from fslab.workloads.base import Case
+from fslab.plan import SuiteSpec
 
 if TYPE_CHECKING:
     from fslab.workloads.base import UnitContext
@@ -55,7 +57,7 @@ _UNESCAPED_COLON = re.compile(r"(?<!\\):")
 
 
 @dataclass
-class Section:
+class JobSection:
     name: str
     options: list[tuple[str, str | None]] = field(default_factory=list)   # None: a flag
 
@@ -69,7 +71,7 @@ class JobFile:
     """One validated job file: its text as given and its sections (includes inlined)."""
     path: Path
     given_text: str
-    sections: list[Section]
+    sections: list[JobSection]
 
     @property
     def name(self) -> str:
@@ -318,7 +320,6 @@ class JobFileCase:
 def job_file_cases(o: dict[str, Any], profile: Profile) -> list:
     """The fio suite's cases for `job_files`: one per file, named after it; records carry
     each job's section name."""
-    from fslab.workloads.base import Case
     unknown = set(o) - {"job_files", "fio", "scale", "image_size"}
     if unknown:
         raise FslabError(f"[[suite]] kind='fio' with job_files: unknown key(s) {sorted(unknown)}; "
@@ -361,16 +362,16 @@ def unsized_default(profile: Profile) -> str:
     return f"{profile.file_size(1 << 30) >> 20}m"
 
 
-def _sections(path: Path, text: str, depth: int) -> list[Section]:
+def _sections(path: Path, text: str, depth: int) -> list[JobSection]:
     if depth > 8:
         raise FslabError(f"fio job file {path}: includes nested too deep")
-    sections: list[Section] = []
+    sections: list[JobSection] = []
     for raw in text.splitlines():
         line = _INLINE_COMMENT.sub("", raw).strip()   # fio drops ' ; ...' and ' # ...' too
         if not line or line[0] in ";#":
             continue
         if line.startswith("[") and line.endswith("]"):
-            sections.append(Section(line[1:-1].strip()))
+            sections.append(JobSection(line[1:-1].strip()))
             continue
         if line.startswith("include ") or line.startswith("include\t"):
             inc = Path(_expand(line.split(None, 1)[1].strip()))
@@ -385,7 +386,7 @@ def _sections(path: Path, text: str, depth: int) -> list[Section]:
             continue
         key, sep, value = line.partition("=")
         if not sections:                      # options before any section (an include's body)
-            sections.append(Section(""))
+            sections.append(JobSection(""))
         sections[-1].options.append((key.strip(), _expand(value.strip()) if sep else None))
     return sections
 
@@ -506,7 +507,6 @@ def add_job_files(plan, files, image_size: str | None, profile_explicit: bool,
     is capped by the profile (only when the profile was chosen explicitly, unless the plan
     says `scale`), and validate every job file with fio before the run exists.
     (The new plan, True when it has job-file suites: its stored text must then be rewritten.)"""
-    from fslab.plan import SuiteSpec
     suites = list(plan.suite)
     if files:
         extra = {"fio": dict(fio_options)} if fio_options else {}

@@ -12,10 +12,9 @@ from fslab.errors import FslabError
 def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None):
     """--page-cache and --baseline raw laid onto a plan (a new plan: the stored text is the
     caller's to write)."""
-    from fslab.run.cachepolicy import POLICIES
     run, fss = the_plan.run, the_plan.filesystem
     if page_cache is not None:
-        if page_cache not in POLICIES:
+        if page_cache not in plans.PAGE_CACHE_POLICIES:
             raise FslabError(f"--page-cache {page_cache!r}: choose off or on")
         run = run.model_copy(update={"page_cache": page_cache})
     if baseline is not None:
@@ -39,7 +38,8 @@ def from_flags(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_option
         p = p.model_copy(update={"filesystem": [f.model_copy(update={"image_size": image_size})
                                                 for f in p.filesystem]})
         rewrite = True
-    from fslab.fio.jobfile import add_job_files
+    # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
+    from fslab.workloads.support.jobfile import add_job_files
     fio_opts = dict(item.partition("=")[::2] for item in fio)   # checked by the call above
     p, with_jobs = add_job_files(p, job, image_size if job else None, profile_explicit=bool(
         profile) or (plan_file is not None and "profile" in p.run.model_fields_set),
@@ -67,6 +67,7 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
     except ValueError as e:   # an unclosed quote
         raise FslabError(f"--mkfs-options {mkfs_options!r}: {e}") from None
     mnt = [o for o in mount_options.split(",") if o] if mount_options else None
+    # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
     from fslab.plan.variants import parse_fs, spec_fields
     items = parse_fs(fs) if fs is not None else None
     if plan_file:
@@ -133,6 +134,7 @@ DEFAULT_FS = ("ext4", "xfs", "btrfs", "zfs")
 def _chosen(planned: list, items: list) -> list:
     """--fs over a plan file: a plain NAME or label picks the plan's variants of it (a plain
     default when the plan has none); an item with [options] adds that variant."""
+    # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
     from fslab.plan.variants import spec_fields
     kept = [f for f in planned if any(not v.has_options and (f.name == v.label or f.label == v.label)
                                       for v in items)]
@@ -160,6 +162,7 @@ def refuse_options_for_all(specs: list, mkfs_options: str | None, mount_options:
                                                 ("--mount-options", mount_options)) if value]
     if not given:
         return
+    # here, not at the top: this module loads at start-up; keeps `fslab --help` fast
     from fslab.plan.variants import item_text
     flag, value = given[0]
     own = [f for f in specs if _own_options(f)]

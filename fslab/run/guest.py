@@ -23,7 +23,7 @@ import fslab
 from fslab import plan as plans
 from fslab.system import state
 from fslab.errors import FslabError
-from fslab.guest import accel
+from fslab.guest import accel, cached_image, capable
 from fslab.guest.image import ensure_image
 from fslab.guest.merge import host_environment, merge
 from fslab.guest.qemu import Guest
@@ -32,6 +32,7 @@ from fslab.plan.profiles import GiB, MiB, parse_size
 from fslab.run.schedule import Schedule
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir
 from fslab.store import Store
+from fslab.system.proc import which
 
 GUEST_RESULTS = "/data/results"
 GUEST_STORE = "guest.sqlite"   # the guest's own store, kept in the run's directory for --resume
@@ -74,8 +75,6 @@ class GuestExecutor(Executor):
 
     def check(self, session: RunSession) -> None:
         # refuse before a run row exists: a run that cannot build or boot a guest measured nothing
-        from fslab.guest import cached_image, capable
-        from fslab.system.proc import which
         if not which("qemu-system-x86_64"):
             raise FslabError("--target guest needs qemu-system-x86_64 (apt-get install "
                              "qemu-system-x86)")

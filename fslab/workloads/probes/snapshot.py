@@ -1,7 +1,7 @@
 """Snapshot probe: snapshot a file, overwrite it, read the old version back from the snapshot."""
 from __future__ import annotations
 
-from fslab.features.probes.base import Enable, Probe, ProbeResult, no_mechanism, write_file
+from fslab.workloads.probes.base import Enable, Probe, ProbeResult, no_mechanism, write_file
 from fslab.filesystems.base import Driver, Instance
 
 

@@ -15,6 +15,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from fslab.errors import FslabError
+from fslab.plan.profiles import PROFILES, parse_size
+from fslab.system import proc
+from fslab import filesystems, workloads
+from fslab.run.schedule import Schedule
 
 CODE = 2   # like a usage error: the command was wrong, nothing ran
 
@@ -52,7 +56,6 @@ TARGETS = ("loop", "device", "mountpoint", "guest")
 
 def flags(*, profile: str | None, iterations: int | None, fio: list[str],
           workdir: Path | None, image_size: str | None = None, target: str | None = None) -> None:
-    from fslab.plan.profiles import PROFILES
     if profile is not None and profile not in PROFILES:
         raise error(f"--profile {profile!r}: choose one of {', '.join(PROFILES)}")
     if iterations is not None and iterations < 1:
@@ -78,7 +81,6 @@ def _size_problem(value: str) -> str | None:
         return _negative(value)
     if not _SIZE.fullmatch(value.strip()):
         return f"{value!r} is not a size (e.g. 512M, 4G)"
-    from fslab.plan.profiles import parse_size
     return None if parse_size(value) > 0 else f"{value!r}: must be greater than zero"
 
 
@@ -101,7 +103,6 @@ def _fio_option_names() -> frozenset[str]:
     """Every option name fio lists (`--cmdhelp=all`), asked once: a plan checks many
     options and each fio start costs tens of ms. Aliases are not listed; those are
     asked one by one."""
-    from fslab.system import proc
     try:
         r = proc.run(["fio", "--cmdhelp=all"], timeout=20, check=False)
     except Exception:   # no fio here: every key is asked alone (and said known)
@@ -111,7 +112,6 @@ def _fio_option_names() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=None)
 def _fio_knows(key: str) -> tuple[bool, str | None]:
-    from fslab.system import proc
     if key in _fio_option_names():
         return True, None
     try:
@@ -128,7 +128,6 @@ def _fio_knows(key: str) -> tuple[bool, str | None]:
 
 @functools.lru_cache(maxsize=None)
 def _engine_options(engine: str) -> frozenset[str]:
-    from fslab.system import proc
     try:
         r = proc.run(["fio", f"--enghelp={engine}"], timeout=20, check=False)
     except Exception:
@@ -146,7 +145,6 @@ def fio_value_problem(key: str, value: str) -> str | None:
             return None   # percentages, ranges (4k-64k), per-direction bs (4k,64k): fio judges
         if not _SIZE.fullmatch(value):
             return f"{value!r} is not a size (e.g. 4k, 64M, 1G)"
-        from fslab.plan.profiles import parse_size
         if parse_size(value) <= 0 and key != "offset":
             return f"{value!r}: must be greater than zero"
     elif key in COUNT_OPTIONS:
@@ -184,7 +182,6 @@ def plan(the_plan):
     """Filesystems, suites and every suite's cases at the plan's profile, checked before
     the run row exists; returns the plan expanded (fslab/run/schedule.py), which the run
     and the dry run then use."""
-    from fslab import filesystems, workloads
     known_fs = filesystems.names()
     for f in the_plan.filesystem:
         if f.name not in known_fs:
@@ -211,7 +208,6 @@ def plan(the_plan):
             raise error(f"{_at(the_plan, 'suite', 'kind', s.kind)}: suite {s.kind!r} is unknown; "
                         f"known: {', '.join(known_suites)}")
         _check_fio_tables(s.at_profile(the_plan.profile.name), the_plan)
-    from fslab.run.schedule import Schedule
     with as_input_errors():   # every suite's cases, expanded once
         schedule = Schedule.of(the_plan)
     _something_runs(schedule)

@@ -17,9 +17,9 @@ from rich.table import Table
 
 from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
-from fslab.remote.hosts import AGGREGATE_HOST
+from fslab.records import AGGREGATE_HOST
 from fslab.metrics.answer import throughput_metrics
-from fslab.report.format import human, human_spread
+from fslab.metrics.format import human, human_spread
 from fslab.store.environment import RunEnvironment
 
 # the metrics hosts are compared on: fio's read and write rates, as the catalogue declares them

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from fslab.features.probes.base import MiB, Probe, ProbeResult, total_bytes
+from fslab.workloads.probes.base import MiB, Probe, ProbeResult, total_bytes, Enable, no_mechanism
 from fslab.filesystems.base import Driver, Instance
 from fslab.system.proc import run
 
@@ -16,7 +16,6 @@ class GrowProbe(Probe):
     feature = "online_grow"
 
     def enable(self, driver: Driver):
-        from fslab.features.probes.base import Enable, no_mechanism
         return Enable() if driver.grow_tool else \
             no_mechanism(driver.name, "online grow command known to fslab")
 

@@ -8,7 +8,7 @@ import fcntl
 import os
 import struct
 
-from fslab.features.probes.base import (Enable, MiB, Probe, ProbeResult, random_bytes,
+from fslab.workloads.probes.base import (Enable, MiB, Probe, ProbeResult, random_bytes,
                                         used_bytes, write_file)
 from fslab.filesystems.base import Driver, Instance
 from fslab import metrics

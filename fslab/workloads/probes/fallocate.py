@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from fslab.features.probes.base import MiB, Probe, ProbeResult
+from fslab.workloads.probes.base import MiB, Probe, ProbeResult
 from fslab.filesystems.base import Instance
 from fslab.system.proc import run
 

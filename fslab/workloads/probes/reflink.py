@@ -1,7 +1,7 @@
 """Reflink probe: `cp --reflink=always`, then check the copy is right and costs no data space."""
 from __future__ import annotations
 
-from fslab.features.probes.base import (MiB, Probe, ProbeResult, digest, random_bytes,
+from fslab.workloads.probes.base import (MiB, Probe, ProbeResult, digest, random_bytes,
                                         used_bytes, write_file)
 from fslab.filesystems.base import Instance
 from fslab.system.proc import run

@@ -3,7 +3,7 @@ data lives inside the metadata (FIEMAP_EXTENT_DATA_INLINE) instead of a data blo
 from __future__ import annotations
 
 from fslab.system import fiemap
-from fslab.features.probes.base import Enable, Probe, ProbeResult, random_bytes, write_file
+from fslab.workloads.probes.base import Enable, Probe, ProbeResult, random_bytes, write_file
 from fslab.filesystems.base import Driver, Instance
 
 SMALL = 100

@@ -1,6 +1,6 @@
 """What each filesystem's own documentation claims, one row per catalog feature.
 
-Each driver carries its own table (`Driver.claims`, keyed by implementation: ZFS
+Each driver carries its own table (`Driver.feature_claims`, keyed by implementation: ZFS
 runs here either as kernel OpenZFS or as Debian's zfs-fuse 0.7.0, and the two
 differ enough to get separate tables); this module gathers them. Every claim
 names the document it comes from, so a reader can check it.
@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from fslab import filesystems
 from fslab.errors import FslabError
-from fslab.filesystems.base import UNKNOWN, Claim
+from fslab.filesystems.base import UNKNOWN, FeatureClaim
+from fslab.features.catalog import FEATURES
 
-__all__ = ["CLAIMS", "UNKNOWN", "Claim", "claims_for", "implementation_key"]
+__all__ = ["FEATURE_CLAIMS", "UNKNOWN", "FeatureClaim", "feature_claims_for", "implementation_key"]
 
 
-def _gather() -> dict[str, dict[str, Claim]]:
-    out: dict[str, dict[str, Claim]] = {}
+def _gather() -> dict[str, dict[str, FeatureClaim]]:
+    out: dict[str, dict[str, FeatureClaim]] = {}
     for name in filesystems.names():
-        out.update(filesystems.get(name).claims)
+        out.update(filesystems.get(name).feature_claims)
     return out
 
 
-CLAIMS: dict[str, dict[str, Claim]] = _gather()
+FEATURE_CLAIMS: dict[str, dict[str, FeatureClaim]] = _gather()
 
 
 def implementation_key(fs: str) -> str:
@@ -32,8 +33,7 @@ def implementation_key(fs: str) -> str:
         return fs
 
 
-def claims_for(fs: str, implementation: str | None = None) -> dict[str, Claim]:
+def feature_claims_for(fs: str, implementation: str | None = None) -> dict[str, FeatureClaim]:
     """Every catalog feature's claim for `fs` (UNKNOWN where the table has none)."""
-    from fslab.features.catalog import FEATURES
-    table = CLAIMS.get(implementation or implementation_key(fs), {})
+    table = FEATURE_CLAIMS.get(implementation or implementation_key(fs), {})
     return {f.key: table.get(f.key, UNKNOWN) for f in FEATURES}

@@ -7,7 +7,7 @@ cache has it turned off by its driver (ZFS: primarycache=metadata; zfs-fuse
 accepts O_DIRECT on recent kernels but then serves reads from its ARC). Where
 O_DIRECT is refused, the page cache is dropped between fio's layout and the
 measurement. What could not be done is said in the sentence stored in the
-run's environment; the device counters (fslab/run/accounting.py) show whether it
+run's environment; the device counters (fslab/fio/accounting.py) show whether it
 worked, unit by unit.
 
 `on` (default of the paper profile): buffered, as the reference studies ran,
@@ -22,13 +22,6 @@ import tempfile
 from dataclasses import dataclass
 
 from fslab.store.environment import RunEnvironment
-
-POLICIES = ("off", "on")
-
-
-def default_for(profile_name: str) -> str:
-    return "on" if profile_name == "paper" else "off"
-
 
 def accepts_o_direct(directory: str, device: str | None = None) -> bool:
     """Does this filesystem (or this block device) open files with O_DIRECT?"""

@@ -2,7 +2,7 @@
 compare logical bytes with the space allocated for them."""
 from __future__ import annotations
 
-from fslab.features.probes.base import (Enable, MiB, Probe, ProbeResult, compressible_bytes,
+from fslab.workloads.probes.base import (Enable, MiB, Probe, ProbeResult, compressible_bytes,
                                         no_mechanism, used_bytes, write_file)
 from fslab.filesystems.base import Driver, Instance
 from fslab import metrics

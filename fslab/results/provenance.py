@@ -4,6 +4,8 @@ emulator made them. Terminal, Markdown and HTML open their answer with these lin
 from __future__ import annotations
 
 from fslab.store.environment import RunEnvironment
+from fslab.workloads.support.jobfile import io_text
+from fslab.fio.cachepolicy import answer_note
 
 
 def implementation_lines(runs: list[dict]) -> list[str]:
@@ -29,14 +31,13 @@ def measured_as(runs: list[dict], records) -> str:
     jobs fslab writes ('page cache off: numbers from the device'), and each job file's jobs
     as they ran, their own choice ('job file db as written: both jobs buffered'); '' when
     the runs do not say."""
-    from fslab.fio.jobfile import io_text
     cases = set(records["case"]) if records is not None and "case" in records else set()
     job_files: dict[str, dict] = {}
     for run in runs:
         job_files.update(RunEnvironment.of_run(run).job_files)
     parts = []
     if set(cases) - set(job_files):   # the policy applies to fslab's own workloads only
-        from fslab.run.cachepolicy import answer_note    # true for every suite of the runs
+        # true for every suite of the runs
         note = answer_note([r.get("environment") or {} for r in runs])
         if note:
             parts.append(note)
