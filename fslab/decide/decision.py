@@ -13,7 +13,7 @@ from fslab.decide.race import BUDGET, GOOD, NONE, TIE, WINNER
 from fslab.plan import Plan
 from fslab.analysis.groups import FS_FACTOR, level_labels
 from fslab.analysis.names import ratio_text
-from fslab.fio.throttle import percent
+from fslab.plan.throttle import percent
 
 
 def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:

@@ -16,28 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from fslab.plan.throttle import MAX_FRACTION, parse, percent   # noqa: F401 (the plan reads the value)
+
 PERIOD_US = 100_000      # 100 ms: 10 idles in a 1 s job; a drain of a few ms is a small part
-MAX_FRACTION = 0.5
 KEYS = ("thinktime", "thinktime_iotime", "thinktime_blocks", "thinktime_spin",
         "thinktime_blocks_type")
-
-
-def parse(value: Any) -> float:
-    """'5%' or 0.05 -> 0.05; a fraction in (0, 0.5]."""
-    text = str(value).strip()
-    try:
-        x = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise ValueError(f"throttle {value!r}: a percentage such as \"5%\" (or the "
-                         "fraction 0.05)") from None
-    if not 0 < x <= MAX_FRACTION:
-        raise ValueError(f"throttle {value!r}: between 0% and {MAX_FRACTION:.0%}")
-    return x
-
-
-def percent(x: float) -> str:
-    """0.05 -> '5%', 0.025 -> '2.5%'."""
-    return f"{x * 100:.4g}%"
 
 
 def fio_options(x: float) -> dict[str, str]:

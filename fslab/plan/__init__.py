@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fslab.errors import FslabError
 from fslab.plan.profiles import PROFILES
+from fslab.plan.throttle import parse as parse_throttle, percent
 
 # the page-cache policies a plan may ask for (what each does: fslab/fio/cachepolicy.py)
 PAGE_CACHE_POLICIES = ("off", "on")
@@ -77,8 +78,7 @@ class FilesystemSpec(BaseModel):
     @field_validator("throttle", mode="before")
     @classmethod
     def _fraction(cls, v: Any) -> float | None:
-        from fslab.fio.throttle import parse
-        return None if v is None else parse(v)
+        return None if v is None else parse_throttle(v)
 
     @property
     def label(self) -> str:
@@ -91,7 +91,6 @@ class FilesystemSpec(BaseModel):
         if self.mount_options: bits.append("-o " + ",".join(self.mount_options))
         if self.properties: bits.append(" ".join(f"{k}={v}" for k, v in self.properties.items()))
         if self.throttle:
-            from fslab.fio.throttle import percent
             bits.append(f"throttled {percent(self.throttle)} (a planted slowdown)")
         return "; ".join(bits) or "defaults"
 
