@@ -128,7 +128,7 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
     started = time.time()
     measurements, status, message = [], "done", None
     try:
-        measurements = unit.suite.run(ctx, unit.case)
+        measurements = unit.suite.measure(ctx, unit.case)
     except UnitFailed as e:
         measurements, status, message = e.measurements, "failed", str(e)
     except (StepFailed, FslabError, OSError) as e:

@@ -136,7 +136,7 @@ class AgingSuite(Suite):
                 "grep_at": f"0 ({fresh}: the noise floor) and every {cfg['every']} {unit} "
                            f"up to {steps}{until}"}
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise UnitFailed("aging needs its own filesystem images; not on --mountpoint")
         method = GitAging(ctx, case) if case.name == "git" else ChurnAging(ctx, case)

@@ -125,7 +125,7 @@ class Suite(ABC):
         """Expand the plan's [[suite]] table into cases (validate options here: FslabError)."""
 
     @abstractmethod
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         """Measure one case on one filesystem; raise UnitFailed/StepFailed on failure."""
 
     def options(self, spec: SuiteSpec, known: set[str] | frozenset[str],

@@ -97,7 +97,7 @@ class CapacitySuite(Suite):
         return [Case("capacity", {"partition_bytes": S3_PARTITION_BYTES},
                      image_bytes=S3_PARTITION_BYTES)]
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         with self.mounted(ctx, case) as (path, inst):
             if inst is None:
                 raise_no_device("capacity")

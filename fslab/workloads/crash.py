@@ -300,7 +300,7 @@ class Crash(Suite):
         # a filesystem with no block device of its own (or one dm cannot sit under)
         return driver.dm_refusal or flakey_available()
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise StepFailed("the crash suite makes its own filesystem; it cannot use --mountpoint")
         w: Workload = case.config

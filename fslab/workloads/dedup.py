@@ -101,7 +101,7 @@ class DedupSuite(Suite):
                         "export), which reads with O_DIRECT where the filesystem takes it",
                         buffered=False)
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         per_leaf, size, runtime = case.config
         files = layout(per_leaf)
         payload = Payload(dataset_seed(ctx.plan_seed, "dedup", ctx.key.iteration))

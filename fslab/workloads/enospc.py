@@ -76,7 +76,7 @@ class EnospcSuite(Suite):
                   "max_seconds": float(o.get("max_seconds", MAX_SECONDS[profile.name]))}
         return [Case(name=n, params={"fill": n}, config=config, image_bytes=image) for n in names]
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise UnitFailed("enospc fills the filesystem; it needs its own image, not --mountpoint")
         size = parse_size(ctx.spec.image_size) if ctx.spec.image_size else case.config["image_bytes"]

@@ -35,7 +35,7 @@ class FeaturesSuite(Suite):
         return [Case(name=p.feature, params={}, config=p.name, image_bytes=p.image_bytes)
                 for p in probes]
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise UnitFailed("feature probes need a fresh loop image, not --mountpoint")
         probe = PROBES[case.config]

@@ -196,7 +196,7 @@ class FioSuite(Suite):
     def estimate_seconds(self, case: FioCase) -> float | None:
         return case.estimate_seconds()
 
-    def run(self, ctx: UnitContext, case: FioCase) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: FioCase) -> list[Measurement]:
         job_path, _ = ctx.artifact("job.fio")
         out_path, out_rel = ctx.artifact("fio.json")
         log_path, _ = ctx.artifact("fio.log")

@@ -59,7 +59,7 @@ class IntegritySuite(Suite):
         return [Case(name=n, params={"damage": n, "copies": config["copies"] if n == "data" else "all"},
                      config=config, image_bytes=need) for n in names]
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise UnitFailed("integrity needs a loop image it may corrupt; not on --mountpoint")
         out_path, rel = ctx.artifact("integrity.json")

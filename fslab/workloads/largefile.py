@@ -46,7 +46,7 @@ class LargeFileSuite(Suite):
         return CacheUse("buffered writes, each file fsynced inside the timing: the time "
                         "includes the device at every policy", buffered=False)
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         size: int = case.config
         payload = Payload(dataset_seed(ctx.plan_seed, "largefile", ctx.key.iteration))
         ctx.note_cache_policy(self)

@@ -35,7 +35,7 @@ class SmallFilesSuite(Suite):
                         "the device at every policy where the filesystem honours syncfs "
                         "(write_amplification shows whether it did)", buffered=False)
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         ctx.note_cache_policy(self)
         seed = dataset_seed(ctx.plan_seed, "smallfiles", ctx.key.iteration)
         tree = s3_tree(ctx.profile, seed)

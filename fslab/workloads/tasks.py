@@ -92,7 +92,7 @@ class TasksSuite(Suite):
     def cache_policy(self, page_cache: str) -> CacheUse:
         return CACHE_USE
 
-    def run(self, ctx: UnitContext, case: Case) -> list[Measurement]:
+    def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         if ctx.mountpoint_dir is not None:
             raise_no_device("tasks")
         log, log_rel = ctx.artifact("tasks.log")
