@@ -52,7 +52,12 @@ def test_conflicting_keys_keep_the_better_and_say_why():
     c = combine("btrfs", {"btrfs:compress=zstd": 1.05, "btrfs:compress-force=zstd": 1.09,
                           "btrfs:noatime": 1.01}, cands, "higher", set())
     assert [h.value for h in c.helped] == ["compress-force=zstd", "noatime"]
-    assert any("compress=zstd left out: conflicts with compress-force=zstd" in d for d in c.dropped)
+    assert any("compress=zstd left out: the catalogue says it does not go with compress-force=zstd" in d
+               for d in c.dropped)
+    # marked on one side only, it still holds both ways
+    c = combine("ext4", {"ext4:data=journal": 1.2, "ext4:-O ^has_journal": 1.1, "ext4:noatime": 1.01},
+                info("ext4", "data=journal", "-O ^has_journal", "noatime"), "higher", set())
+    assert [h.value for h in c.helped] == ["data=journal", "noatime"]
 
 
 def test_mkfs_options_and_properties_merge_into_one_spec():

@@ -5,7 +5,7 @@ to its filesystem's defaults, within the rounds both ran, is better than 1 by it
 estimate. That is a screening rule, not a claim: stage 1's data chose the options, so
 they say nothing about the combination; only the next stage's fresh rounds do
 (docs/decide.md). Among the helpers, one value per catalogue key (the better one), and
-of two keys that conflict the better one; two or more left make one combined candidate
+of two keys the catalogue marks as conflicting (Option.conflicts) the better one; two or more left make one combined candidate
 per filesystem. mkfs or mount refusing the combination is the probe's to say.
 """
 from __future__ import annotations
@@ -16,16 +16,6 @@ from dataclasses import dataclass, field
 from fslab import filesystems
 from fslab.decide.candidates import Candidate
 from fslab.plan import FilesystemSpec
-
-#: keys of one filesystem's catalogue that do not go together: (key, key, why)
-CONFLICTS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "ext4": (("data", "-O ^has_journal", "data= modes need the journal"),
-             ("-J size", "-O ^has_journal", "a journal size needs the journal")),
-    "btrfs": (("compress", "compress-force", "two compression settings"),
-              ("nodatacow", "compress", "nodatacow turns compression off"),
-              ("nodatacow", "compress-force", "nodatacow turns compression off"),
-              ("nodatacow", "nodatasum", "nodatacow implies nodatasum")),
-}
 
 COMBINED = "combined"
 
@@ -92,10 +82,10 @@ def combine(fs: str, ratios: dict[str, float], candidates: dict[str, dict], bett
     ranked = sorted(best.values(), key=lambda t: -sign * math.log(t[0].ratio))
     chosen: list[tuple[Helped, object]] = []
     for h, option in ranked:
-        clash = next(((c, why) for c, _ in chosen for a, b, why in CONFLICTS.get(fs, ())
-                      if {a, b} == {h.key, c.key}), None)
+        clash = next((c for c, o in chosen if h.key in o.conflicts or c.key in option.conflicts), None)
         if clash:
-            out.dropped.append(f"{h.value} left out: conflicts with {clash[0].value} ({clash[1]})")
+            out.dropped.append(f"{h.value} left out: the catalogue says it does not go with "
+                               f"{clash.value}")
             continue
         chosen.append((h, option))
     out.helped = [h for h, _ in chosen]

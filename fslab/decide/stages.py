@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from fslab import plan as plans
+from fslab.errors import FslabError
 from fslab.decide.candidates import Candidate, from_catalogue
 from fslab.decide.combine import combine
 from fslab.decide.policy import replay
@@ -123,8 +124,11 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
                "the leader, a best guess (not separated from the others)")
         try:
             cs = from_catalogue([fs], set(stage.plan.decide.allow), None, max_candidates)
-        except Exception as e:     # too many values: the user narrows them
-            return None, [], [f"no next stage: {fs}'s options: {e}"]
+        except FslabError:     # too many values: the user narrows them
+            return None, [], [f"no next stage: {fs} leads, and its catalogue one option at a time "
+                              f"is more than --max-candidates {max_candidates}: fslab decide --fs "
+                              f"{fs} --options KEY,... races some of them (fslab options {fs} "
+                              "lists the keys), or raise --max-candidates"]
         return OPTIONS, cs.candidates, [f"{fs} is {how}: its catalogue, one option at a time"] + [
             f"not raced: {lo}" for lo in cs.left_out]
     if stage.kind != OPTIONS:
