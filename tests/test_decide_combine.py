@@ -111,3 +111,12 @@ def test_a_later_stage_has_fresh_rounds_a_new_seed_and_the_same_race_rules():
     assert p.iterations == 6 and p.run.seed == (base.run.seed or 42) + 1
     assert p.decide.delta == 0.05 and p.decide.max_rounds == 7
     assert "[decide]" in p.source_text and COMBINE == "combine"
+
+
+def test_a_refused_combination_loses_its_weakest_option_while_two_are_left():
+    c = combine("xfs", {"xfs:-i size=2048": 1.3, "xfs:-b size=1024": 1.2, "xfs:noatime": 1.1},
+                info("xfs", "-i size=2048", "-b size=1024", "noatime"), "higher", set())
+    assert c.candidate.spec.mkfs_options == ["-i", "size=2048", "-b", "size=1024"]
+    w = c.weaker()
+    assert [h.value for h in w.helped] == ["-i size=2048", "-b size=1024"] and w.candidate is not None
+    assert w.weaker().candidate is None and len(w.weaker().helped) == 1

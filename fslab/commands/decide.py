@@ -41,10 +41,11 @@ def decide(
                                          "for p99 write latency)."),
     delta: float = typer.Option(0.03, "--delta", help="Indifference zone: candidates within this "
                                 "fraction of the best are a tie (default 0.03 = 3%)."),
-    max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds."),
-    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget, e.g. 20m or 1h: after "
-                                         "the first 3 rounds (which always run), no round starts "
-                                         "that would end past it."),
+    max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds (per stage)."),
+    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget of all stages, e.g. 20m "
+                                         "or 1h: after a stage's first 3 rounds (which always "
+                                         "run), no round starts that would end past it, and no "
+                                         "stage starts once it is spent."),
     max_candidates: int = typer.Option(40, "--max-candidates", help="Refuse a larger candidate set."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for the fio suite (repeatable)."),
@@ -167,7 +168,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     return race, probed
 
 
-def _probed(cands) -> tuple[list, dict, list[str]]:
+def _probed(cands, quiet: bool = False) -> tuple[list, dict, list[str]]:
     """(the candidates mkfs and mount accept, what the probe read back, one line per
     candidate dropped): every candidate with options of its own is probed first."""
     from fslab import filesystems
@@ -182,7 +183,8 @@ def _probed(cands) -> tuple[list, dict, list[str]]:
             r = probe(driver, c.spec)
             probed[c.label] = r.as_dict()
             if not r.ok:
-                console.print(f"dropped {r.why}", markup=False, highlight=False)
+                if not quiet:
+                    console.print(f"dropped {r.why}", markup=False, highlight=False)
                 left.append(f"{c.label}: {r.why}")
                 continue
         kept.append(c)
@@ -228,14 +230,26 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
             if _budget_spent(store, run_id, plan1):
                 notes.append(f"no stage {n}: the --budget is spent")
                 break
+            probes: dict = {}
+
+            def refused(c):
+                kept, probed, left = _probed([c], quiet=True)
+                probes.update(probed)
+                why = left[0] if left else ""
+                while why.startswith(f"{c.label}: "):      # the probe's line names it already
+                    why = why[len(c.label) + 2:]
+                return None if kept else why
             kind, cands, lines = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
-                                                    int(env.get("max_candidates") or 40))
+                                                    int(env.get("max_candidates") or 40), refused)
             if kind is None:      # said once, in the decision
                 notes += lines
                 break
             for line in lines:
                 console.print(line, markup=False, highlight=False)
-            kept, probed, left = _probed(cands)
+            kept, probed, left = _probed([c for c in cands if c.label not in probes])
+            kept += [c for c in cands if c.label in probes]       # the combinations, probed
+            kept.sort(key=cands.index)
+            probed.update({c.label: probes[c.label] for c in kept if c.label in probes})
             if len(kept) < 2:
                 notes.append(f"no stage {n}: {len(kept)} candidate(s) left after the probe "
                              f"({'; '.join(left)})")

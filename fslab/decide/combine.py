@@ -5,8 +5,10 @@ to its filesystem's defaults, within the rounds both ran, is better than 1 by it
 estimate. That is a screening rule, not a claim: stage 1's data chose the options, so
 they say nothing about the combination; only the next stage's fresh rounds do
 (docs/decide.md). Among the helpers, one value per catalogue key (the better one), and
-of two keys the catalogue marks as conflicting (Option.conflicts) the better one; two or more left make one combined candidate
-per filesystem. mkfs or mount refusing the combination is the probe's to say.
+of two keys the catalogue marks as conflicting (Option.conflicts) the better one; two
+or more left make one combined candidate per filesystem. mkfs or mount refusing the
+combination is the probe's to say: then its weakest option goes and the rest is tried,
+while two are left (fslab/decide/stages.py).
 """
 from __future__ import annotations
 
@@ -34,6 +36,13 @@ class Combination:
     helped: list[Helped] = field(default_factory=list)     # what goes in, best first
     dropped: list[str] = field(default_factory=list)       # helpers left out, one line each
     candidate: Candidate | None = None                    # None: fewer than two helped
+
+    def weaker(self) -> "Combination":
+        """The same without its weakest option (what mkfs or mount refused may be its)."""
+        out = Combination(self.fs, self.helped[:-1], list(self.dropped))
+        if len(out.helped) >= 2:
+            out.candidate = _candidate(self.fs, [(h, option_of(self.fs, h.value)) for h in out.helped])
+        return out
 
     def summary(self) -> str:
         ins = ", ".join(f"{h.value} ({_pct(h.ratio)})" for h in self.helped)

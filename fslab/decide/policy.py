@@ -126,7 +126,9 @@ class RacePolicy:
             if e.label not in self.said:
                 self.said.add(e.label)
                 self.console.print(f"eliminated {e.label}: {e.why}", markup=False, highlight=False)
-        if not race.stopped and self._over_budget(it):
+        # a stage's first min_rounds rounds always run (a later stage starts only while
+        # the budget is not spent)
+        if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):
             self.store.update_environment(self.run_id, {"decide": {budget_key(self.first): it}})
             race.stop_for_budget()
         if race.stopped:

@@ -110,9 +110,11 @@ def combinations(store, run_id: str, stage: Stage, min_rounds: int):
 
 
 def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int,
-                    max_candidates: int) -> tuple[str | None, list[Candidate], list[str]]:
+                    max_candidates: int, refused=lambda c: None) -> tuple[str | None, list[Candidate], list[str]]:
     """(the next stage's kind, its candidates before the probe, lines saying why) or
-    (None, [], the one line saying why there is no next stage)."""
+    (None, [], the one line saying why there is no next stage). `refused(candidate)`: why
+    mkfs or mount refuse a combination (None: they take it); a refused one loses its
+    weakest option and is tried again while two are left."""
     if stage.kind == SCREEN:
         lead = dec.get("winner")
         if lead is None:
@@ -134,8 +136,19 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
     if stage.kind != OPTIONS:
         return None, [], []
     combos = combinations(store, run_id, stage, min_rounds)
-    lines = [c.summary() for c in combos]
-    made = [c for c in combos if c.candidate is not None]
+    lines, made = [], []
+    for c in combos:
+        line = c.summary()
+        while c.candidate is not None and (why := refused(c.candidate)):
+            line += f"; {' + '.join(h.value for h in c.helped)} refused: {why}"
+            c = c.weaker()
+            if c.candidate is not None:
+                line += f"; trying {c.candidate.changed}"
+        if c.candidate is not None:
+            made.append(c)
+        elif line != c.summary():
+            line += ": nothing left to combine"
+        lines.append(line)
     if not made:
         return None, [], [f"no combination stage: {'; '.join(lines) or 'no option was measured'}"]
     cands: list[Candidate] = []
