@@ -221,14 +221,13 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                              int(s["first_round"]), s.get("probed") or {})
             notes.append(s.get("why", ""))
         else:
-            if n > max_stages:
-                kind, cands, lines = st.next_candidates(done[-1], decs[-1], store, run_id,
-                                                        min_rounds, int(env.get("max_candidates") or 40))
+            stop = (f"--stages {max_stages}" if n > max_stages else
+                    "the --budget is spent" if _budget_spent(store, run_id, plan1) else None)
+            if stop:      # said only when there would have been a next stage
+                kind, _, _ = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
+                                                int(env.get("max_candidates") or 40))
                 if kind:
-                    notes.append(f"no stage {n}: --stages {max_stages}")
-                break
-            if _budget_spent(store, run_id, plan1):
-                notes.append(f"no stage {n}: the --budget is spent")
+                    notes.append(f"no stage {n}: {stop}")
                 break
             probes: dict = {}
 

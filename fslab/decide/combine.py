@@ -51,7 +51,7 @@ class Combination:
                     "point estimate): nothing to combine" if not self.helped else
                     f"{self.fs}: only {ins} beat its defaults: nothing to combine")
         return (f"{self.fs}: combined {ins} (each ahead of the defaults by its point estimate "
-                "in stage 1, not eliminated)" + "".join(f"; {d}" for d in self.dropped))
+                "in the one-at-a-time stage, not eliminated)" + "".join(f"; {d}" for d in self.dropped))
 
 
 def _pct(ratio: float) -> str:

@@ -131,8 +131,10 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
                               f"is more than --max-candidates {max_candidates}: fslab decide --fs "
                               f"{fs} --options KEY,... races some of them (fslab options {fs} "
                               "lists the keys), or raise --max-candidates"]
-        return OPTIONS, cs.candidates, [f"{fs} is {how}: its catalogue, one option at a time"] + [
-            f"not raced: {lo}" for lo in cs.left_out]
+        trades = [lo.split(":")[0].removeprefix(f"{fs} ") for lo in cs.left_out]
+        return OPTIONS, cs.candidates, [f"{fs} is {how}: its catalogue, one option at a time"] + (
+            [f"not raced, trades: {', '.join(trades)} (--allow trade races them; fslab options "
+             f"{fs} says what each trades)"] if trades else [])
     if stage.kind != OPTIONS:
         return None, [], []
     combos = combinations(store, run_id, stage, min_rounds)
