@@ -101,3 +101,30 @@ def test_a_clone_throttled_by_10_percent_is_never_ranked_above_its_original(tmp_
     assert not any("thinktime" in j.read_text() for j in orig_jobs)
     ran = json.loads(next((run_dir / "ext4-slow10").rglob("fio.json")).read_text())
     assert ran["jobs"][0]["job options"]["thinktime"] == "10000us"
+
+
+def test_a_decide_combines_the_options_that_helped_in_a_second_stage_of_the_same_run(tmp_path, state_dir):
+    """Stage 1 races ext4's options one at a time; the ones ahead of the defaults (a
+    shared machine's noise decides which, so both outcomes are checked) are combined and
+    raced again on fresh rounds after stage 1's, stored in the same run."""
+    (tmp_path / "job.fio").write_text(JOB)
+    results = tmp_path / "r"
+    p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--fs", "ext4", "--options",
+                  "noatime,discard,inode_readahead_blks", "--max-rounds", "4", "--profile", "smoke",
+                  "--json", "--results", str(results))
+    dec = json.loads(p.stdout[p.stdout.index("{\n"):])
+    first = dec["stages"][0]
+    assert first["kind"] == "options" and first["first_round"] == 1 and len(first["candidates"]) == 5
+    if len(dec["stages"]) == 1:      # fewer than two options ahead of the defaults
+        assert len(dec["stage_notes"]) == 1 and dec["stage_notes"][0].startswith("no combination stage: ext4: ")
+        return
+    second = dec["stages"][1]
+    assert second["kind"] == "combine" and "ext4:combined" in second["candidates"] and "ext4" in second["candidates"]
+    assert second["first_round"] == first["rounds"] + 1 and second["seed"] == first["seed"] + 1
+    assert {c["label"] for c in dec["candidates"]} == set(second["candidates"])
+    combined = next(c for c in dec["candidates"] if c["label"] == "ext4:combined")
+    assert " + " in combined["changed"] and second["why"].startswith("ext4: combined ")
+    assert dec["units_run"] == first["units_run"] + second["units_run"]
+    report = run_fslab("report", dec["run"], "--results", str(results))
+    assert "Stage 2: the options that helped, combined" in report.stdout
+    assert "Final (stage 2, the last stage's candidates only)" in report.stdout

@@ -1,6 +1,7 @@
 """`fslab decide`: which filesystem, with which options, for this workload: a race of
 candidates (each filesystem at its defaults and each catalogue option varied alone, or
-the user's own list), the significantly worse eliminated round by round (docs/decide.md)."""
+the user's own list), the significantly worse eliminated round by round, then further
+stages in the same run (the options that helped, combined; docs/decide.md)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,10 +46,11 @@ def decide(
                                          "for p99 write latency)."),
     delta: float = typer.Option(0.03, "--delta", help="Indifference zone: candidates within this "
                                 "fraction of the best are a tie (default 0.03 = 3%)."),
-    max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds."),
-    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget, e.g. 20m or 1h: after "
-                                         "the first 3 rounds (which always run), no round starts "
-                                         "that would end past it."),
+    max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds (per stage)."),
+    budget: Optional[str] = typer.Option(None, "--budget", help="Time budget of all stages, e.g. 20m "
+                                         "or 1h: after a stage's first 3 rounds (which always "
+                                         "run), no round starts that would end past it, and no "
+                                         "stage starts once it is spent."),
     max_candidates: int = typer.Option(40, "--max-candidates", help="Refuse a larger candidate set."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for the fio suite (repeatable)."),
@@ -57,6 +59,9 @@ def decide(
     results: Optional[Path] = ResultsOpt,
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue an interrupted decide."),
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Where loop images go."),
+    stages: int = typer.Option(3, "--stages", help="At most this many stages: 1 races only what "
+                               "was named; 2 adds the next (the options that helped, combined; or "
+                               "the screen winner's options); 3 (default) also combines those."),
     as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
 ) -> None:
     """Race filesystems and their options on your workload; say the winner, P(best), the
@@ -67,6 +72,8 @@ def decide(
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
     schedule = None   # the plan expanded: by validation, or by the session of a resumed race
+    if not 1 <= stages <= 3:
+        raise FslabError(f"--stages {stages}: 1, 2 or 3")
     if resume:
         store = open_store(results_dir(results))
         run = store.run(resume)
@@ -84,13 +91,14 @@ def decide(
                                           profile, fio, image_size, seed, MIN_BLOCKS)
             schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
-    policy = RacePolicy(the_plan, store, console, MIN_BLOCKS)
+    remember = None if resume else {"max_stages": stages, "max_candidates": max_candidates}
+    policy = RacePolicy(the_plan, store, console, MIN_BLOCKS, remember=remember)
     executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
     session = RunSession(the_plan, store, console, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
-    from fslab.decide.decision import decision, text
-    dec = decision(store, session.run_id, the_plan, MIN_BLOCKS)
+    dec = _later_stages(store, session.run_id, the_plan, probed, workdir, MIN_BLOCKS)
     store.update_environment(session.run_id, {"decide": {"decision": dec}})
+    from fslab.decide.decision import text
     if as_json:
         import orjson
         print(orjson.dumps(dec, option=orjson.OPT_INDENT_2).decode())
@@ -139,23 +147,10 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
             cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)
     base = from_flags(plan_file, "ext4", suite, profile, min_rounds, seed, fio, None, None,
                       False, job, image_size, with_text=False)   # the race's text is written below
-    from fslab.run.probe import has_own_options, probe
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
-    kept, probed, left = [], {}, list(cs.left_out)
-    for c in cs.candidates:
-        driver = filesystems.get(c.spec.name)
-        if not driver.available().ok:
-            left.append(f"{c.label}: {driver.available().why}")
-            continue
-        if has_own_options(c.spec) and driver.probe_options:
-            r = probe(driver, c.spec)
-            probed[c.label] = r.as_dict()
-            if not r.ok:
-                console.print(f"dropped {r.why}", markup=False, highlight=False)
-                left.append(f"{c.label}: {r.why}")
-                continue
-        kept.append(c)
+    kept, probed, left = _probed(cs.candidates)
+    left = list(cs.left_out) + left
     if len(kept) < 2:
         raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
     race = base.model_copy(update={
@@ -165,7 +160,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
         "decide": plans.DecideSection(metric=metric, delta=delta, max_rounds=max_rounds,
                                       budget_seconds=budget_s, allow=sorted(allowed),
                                       candidates={c.label: {k: v for k, v in c.as_dict().items()
-                                                            if k in ("safety", "trades", "changed", "effect")}
+                                                            if k in ("safety", "trades", "changed", "effect", "origin")}
                                                   for c in kept},
                                       left_out=left)})
     race.check_unique_variants()
@@ -176,9 +171,133 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     return race, probed
 
 
+def _probed(cands, quiet: bool = False) -> tuple[list, dict, list[str]]:
+    """(the candidates mkfs and mount accept, what the probe read back, one line per
+    candidate dropped): every candidate with options of its own is probed first."""
+    from fslab.run.probe import has_own_options, probe   # at use: it starts no work at import
+    kept, probed, left = [], {}, []
+    for c in cands:
+        driver = filesystems.get(c.spec.name)
+        if not driver.available().ok:
+            left.append(f"{c.label}: {driver.available().why}")
+            continue
+        if has_own_options(c.spec) and driver.probe_options:
+            r = probe(driver, c.spec)
+            probed[c.label] = r.as_dict()
+            if not r.ok:
+                if not quiet:
+                    console.print(f"dropped {r.why}", markup=False, highlight=False)
+                left.append(f"{c.label}: {r.why}")
+                continue
+        kept.append(c)
+    return kept, probed, left
+
+
 def _seconds(text: str) -> float:
     import re
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
     if not m:
         raise FslabError(f"--budget {text!r}: e.g. 90s, 20m or 2h")
     return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[m[2]]
+
+
+def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds: int) -> dict:
+    """Stage 1 has run: each next stage (docs/decide.md), built from the store or, on
+    --resume, read back from it, run in the same run; the decision of the last stage,
+    with every stage's said in "stages"."""
+    from fslab.decide import stages as st
+    from fslab.decide.decision import decision
+    from fslab.decide.policy import RacePolicy
+    from fslab.run.session import RunSession
+    env = (store.run(run_id).get("environment") or {}).get("decide") or {}
+    stored = list(env.get("stages") or [])
+    max_stages = int(env.get("max_stages") or 1)
+    stage = st.Stage(st.first_kind(plan1), plan1, 0, probed1)
+    decs, notes = [decision(store, run_id, plan1, min_rounds)], []
+    done = [stage]
+    while True:
+        n = len(done) + 1
+        if n - 2 < len(stored):           # a stage this run began already: as it was
+            s = stored[n - 2]
+            stage = st.Stage(s["kind"], plans.parse(s["plan"], f"stage {n} of {run_id}"),
+                             int(s["first_round"]), s.get("probed") or {})
+            notes.append(s.get("why", ""))
+        else:
+            stop = (f"--stages {max_stages}" if n > max_stages else
+                    "the --budget is spent" if _budget_spent(store, run_id, plan1) else None)
+            if stop:      # said only when there would have been a next stage
+                kind, _, _ = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
+                                                int(env.get("max_candidates") or 40))
+                if kind:
+                    notes.append(f"no stage {n}: {stop}")
+                break
+            probes: dict = {}
+
+            def refused(c):
+                kept, probed, left = _probed([c], quiet=True)
+                probes.update(probed)
+                why = left[0] if left else ""
+                while why.startswith(f"{c.label}: "):      # the probe's line names it already
+                    why = why[len(c.label) + 2:]
+                return None if kept else why
+            kind, cands, lines = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
+                                                    int(env.get("max_candidates") or 40), refused)
+            if kind is None:      # said once, in the decision
+                notes += lines
+                break
+            for line in lines:
+                console.print(line, markup=False, highlight=False)
+            kept, probed, left = _probed([c for c in cands if c.label not in probes])
+            kept += [c for c in cands if c.label in probes]       # the combinations, probed
+            kept.sort(key=cands.index)
+            probed.update({c.label: probes[c.label] for c in kept if c.label in probes})
+            if len(kept) < 2:
+                notes.append(f"no stage {n}: {len(kept)} candidate(s) left after the probe "
+                             f"({'; '.join(left)})")
+                break
+            first = max((int(u["iteration"]) for u in store.units(run_id)), default=0)
+            plan = st.stage_plan(plan1, n, first, kept)
+            stage = st.Stage(kind, plan, first, probed)
+            why = "; ".join(lines + [f"dropped {lo}" for lo in left])
+            stored.append({"kind": kind, "first_round": first, "plan": plan.source_text,
+                           "probed": probed, "why": why})
+            store.update_environment(run_id, {"decide": {"stages": stored}})
+            notes.append(why)
+        policy = RacePolicy(stage.plan, store, console, min_rounds, first=stage.first)
+        executor = st.StageExecutor(stage, n, workdir=workdir, rounds_policy=policy,
+                                    probed=stage.probed)
+        session = RunSession(stage.plan, store, console, resume=run_id,
+                             schedule=st.StageSchedule.of(stage.plan))
+        session.run(executor, summary=False)
+        decs.append(decision(store, run_id, stage.plan, min_rounds, first=stage.first))
+        done.append(stage)
+    out = dict(decs[-1])
+    out["stages"] = [_stage_summary(i + 1, s, d, notes[i - 1] if i else "")
+                     for i, (s, d) in enumerate(zip(done, decs))]
+    out["stage_notes"] = notes[len(done) - 1:]
+    if len(done) > 1:     # units and rounds of the whole decide, not only its last stage
+        out["units_run"] = sum(d["units_run"] for d in decs)
+        out["units_full_factorial"] = sum(d["units_full_factorial"] for d in decs)
+        out["left_out"] = list(decs[0]["left_out"]) + list(out["left_out"])
+    return out
+
+
+def _stage_summary(n: int, stage, dec: dict, why: str) -> dict:
+    from fslab.decide.stages import WHAT
+    return {"stage": n, "kind": stage.kind, "raced": WHAT[stage.kind], "why": why,
+            "candidates": [f.label for f in stage.plan.filesystem], "first_round": stage.first + 1,
+            "rounds": dec["rounds"], "seed": stage.plan.run.seed, "verdict": dec["verdict"],
+            "winner": dec["winner"], "ties": dec["ties"], "stopped": dec["stopped"],
+            "units_run": dec["units_run"],
+            "eliminated": [r["label"] for r in dec["candidates"] if r["eliminated_round"] is not None],
+            "p_best": {r["label"]: r["p_best"] for r in dec["candidates"] if r["p_best"] is not None
+                       and r["eliminated_round"] is None}}
+
+
+def _budget_spent(store, run_id: str, plan) -> bool:
+    budget = plan.decide.budget_seconds
+    if not budget:
+        return False
+    spent = sum(u["finished"] - u["started"] for u in store.units(run_id)
+                if u.get("started") and u.get("finished"))
+    return spent >= budget

@@ -4,7 +4,8 @@ user's own list (`--candidates FILE`: [[candidate]] tables with the keys of a pl
 [[filesystem]]).
 
 One factor at a time keeps the set bounded (a catalogue has 3-27 values per filesystem)
-and says which option helped; options are not combined here (docs/decide.md). `safe`
+and says which option helped; the ones that helped are combined in a later stage
+(fslab/decide/combine.py, fslab/decide/stages.py, docs/decide.md). `safe`
 values only unless trades are allowed (`--allow trade`): a trade's candidate carries
 what it gives up, and the answer says so.
 """
@@ -31,6 +32,7 @@ class Candidate:
     trades: str = ""                     # what a trade gives up, in words
     changed: str = "defaults"            # the option it varies, as typed
     why: str = ""                        # the catalogue's note on what it changes
+    origin: str = ""                     # "catalogue": one of its values (or defaults)
 
     @property
     def label(self) -> str:
@@ -38,7 +40,8 @@ class Candidate:
 
     def as_dict(self) -> dict:
         return {"label": self.label, "fs": self.spec.name, "changed": self.changed,
-                "safety": self.safety, "trades": self.trades, "effect": self.why}
+                "safety": self.safety, "trades": self.trades, "effect": self.why,
+                "origin": self.origin}
 
 
 @dataclass
@@ -59,7 +62,7 @@ def from_catalogue(fs_names: list[str], allow: set[str], keys: set[str] | None =
     out, left = [], []
     for name in fs_names:
         driver = filesystems.get(name)
-        out.append(Candidate(FilesystemSpec(name=name), changed="defaults"))
+        out.append(Candidate(FilesystemSpec(name=name), changed="defaults", origin="catalogue"))
         seen: set[str] = set()
         for option in driver.option_catalogue():
             if keys and option.key not in keys:
@@ -73,7 +76,8 @@ def from_catalogue(fs_names: list[str], allow: set[str], keys: set[str] | None =
                     variant += "_"
                 seen.add(variant)
                 spec = FilesystemSpec(name=name, variant=variant, **option.spec_fields(value))
-                out.append(Candidate(spec, option.safety, option.trades, value, option.effect))
+                out.append(Candidate(spec, option.safety, option.trades, value, option.effect,
+                                     "catalogue"))
     if keys:
         known = {o.key for n in fs_names for o in filesystems.get(n).option_catalogue()}
         if keys - known:
@@ -85,8 +89,8 @@ def from_catalogue(fs_names: list[str], allow: set[str], keys: set[str] | None =
         return CandidateSet([c for c in out if c.changed == "defaults"], [
             f"their options: {len(out)} candidates (the catalogues of {', '.join(fs_names)}, one "
             f"option at a time) is more than --max-candidates {limit}, so the filesystems race "
-            "at their defaults; fslab decide --fs WINNER races the winner's options (or narrow "
-            "with --options KEY,..., or raise --max-candidates)"])
+            "at their defaults first, and the winner's options in the next stage (unless "
+            "--stages 1; or narrow with --options KEY,..., or raise --max-candidates)"])
     if len(out) > limit:
         raise FslabError(f"{len(out)} candidates (the catalogue of {', '.join(fs_names)}, one option "
                          f"at a time) is more than --max-candidates {limit}: narrow with --options "

@@ -16,21 +16,26 @@ from fslab.analysis.names import ratio_text
 from fslab.plan.throttle import percent
 
 
-def decision(store, run_id: str, plan: Plan, min_rounds: int) -> dict:
-    race, measure = replay(store, run_id, plan, min_rounds)
+def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) -> dict:
+    """The decision of one stage: `plan`'s candidates on the stored rounds first+1, ..."""
+    race, measure = replay(store, run_id, plan, min_rounds, first=first)
     d = plan.decide
     alive = race.survivors
     measured = [lv for lv in alive if race.values.get(lv)]
     winner = race.leader(measured) if measured else None
     post = posterior(race.values, measured, race.better, seed=plan.run.seed) if measured else {}
-    units = store.units(run_id)
-    rounds = max((int(u["iteration"]) for u in units), default=0)
+    units = [u for u in store.units(run_id) if first < int(u["iteration"]) <= first + d.max_rounds
+             and (u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}") in race.labels]
+    rounds = max((int(u["iteration"]) - first for u in units), default=0)
     specs = {f.label: f for f in plan.filesystem}
     others = [lv for lv in race.labels if lv != winner and race.values.get(lv)]
     k = len(race.labels)      # the race tests every pair of survivors: Holm's first step
     mde = (smallest_detectable(race.values, winner, others, race.alpha_look, max(1, k * (k - 1) // 2))
            if winner else math.nan)
-    amplification = _medians(store.records(run_id), "write_amplification")
+    records = store.records(run_id)
+    if not records.empty:
+        records = records[(records["iteration"] > first) & (records["iteration"] <= first + d.max_rounds)]
+    amplification = _medians(records, "write_amplification")
     rows = []
     for lv in race.labels:
         info = d.candidates.get(lv, {})
@@ -123,6 +128,11 @@ def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
     pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
     lines = []
+    stages = dec.get("stages") or []
+    if len(stages) > 1:
+        for s in stages:
+            lines += stage_lines(s)
+        lines.append(f"Final (stage {len(stages)}, the last stage's candidates only):")
     if dec["winner"] is None:
         lines.append(f"No decision: {dec['stopped']} (each candidate's line says why)")
     elif dec["verdict"] == "winner":
@@ -143,9 +153,13 @@ def text(dec: dict) -> list[str]:
     else:
         lines.append(f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
                      f"best guess {dec['winner']} ({dec['metric']})")
-    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run (every candidate in "
-                 f"all {dec.get('max_rounds', dec['rounds'])} rounds: {dec['units_full_factorial']}); smallest difference this run "
-                 f"could find with 80% power: {pct(dec['mde'])}")
+    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run"
+                 + (f" in all {len(stages)} stages" if len(stages) > 1 else "")
+                 + f" (every candidate in all {dec.get('max_rounds', dec['rounds'])} rounds"
+                 + (" of its stage" if len(stages) > 1 else "")
+                 + f": {dec['units_full_factorial']}); smallest difference this "
+                 + ("stage" if len(stages) > 1 else "run")
+                 + f" could find with 80% power: {pct(dec['mde'])}")
     amp = any(r["write_amplification"] is not None for r in dec["candidates"])
     lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
                  + ("  write ampl." if amp else "") + "  status")
@@ -171,4 +185,23 @@ def text(dec: dict) -> list[str]:
         lines += [f"    {c}" for c in dec["commands"]]
     for lo in dec["left_out"]:
         lines.append(f"  not raced: {lo}")
+    for note in dec.get("stage_notes") or []:
+        lines.append(f"  {note}")
     return lines
+
+
+def stage_lines(s: dict) -> list[str]:
+    """One stage of a decide: what raced, what won, why."""
+    won = (f"winner {s['winner']}" if s["verdict"] == "winner" else
+           f"tie of {', '.join(s['ties'])}, leader {s['winner']} ({s['stopped']})" if s["winner"]
+           else f"no decision ({s['stopped']})")
+    p = s.get("p_best") or {}
+    out = [f"Stage {s['stage']}: {s['raced']} ({len(s['candidates'])} candidates, rounds "
+           f"{s['first_round']}-{s['first_round'] + s['rounds'] - 1}, seed {s['seed']}): {won}"
+           + (f", P(best) {p[s['winner']]:.0%}" if s["winner"] in p else "")]
+    if s.get("why"):
+        out.append(f"  why: {s['why']}")
+    if s["eliminated"]:
+        out.append(f"  eliminated: {len(s['eliminated'])} ("
+                   + "; ".join(s['eliminated']) + ")")
+    return out

@@ -93,15 +93,31 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
 class RacePolicy:
     """The scheduler's rounds_policy for a decide."""
 
-    def __init__(self, plan: Plan, store, console, min_rounds: int):
+    def __init__(self, plan: Plan, store, console, min_rounds: int, first: int = 0,
+                 remember: dict | None = None):
         self.plan, self.store, self.console = plan, store, console
         self.min_rounds = min_rounds
-        self.run_id: str | None = None      # set by the session before the run executes
+        # a later stage's rounds come after the earlier stages' (stored rounds first+1, ...)
+        self.first = first
+        self.remember = remember      # the decide's own settings, stored for --resume
+        self._run_id: str | None = None     # set by the session before the run executes
         self.said: set[str] = set()
+
+    @property
+    def run_id(self) -> str | None:
+        return self._run_id
+
+    @run_id.setter
+    def run_id(self, run_id: str) -> None:
+        self._run_id = run_id
+        if self.remember:     # before the first unit: an interrupted decide resumes with them
+            self.store.update_environment(run_id, {"decide": self.remember})
+            self.remember = None
 
     def replay(self, upto: int) -> tuple[Race, Measure]:
         """The race as the store says it went, rounds 1..upto."""
-        return replay(self.store, self.run_id, self.plan, self.min_rounds, upto)
+        return replay(self.store, self.run_id, self.plan, self.min_rounds, upto - self.first,
+                      first=self.first)
 
     def after_round(self, it: int, pairs: list) -> list:
         race, _ = self.replay(it)
@@ -109,8 +125,10 @@ class RacePolicy:
             if e.label not in self.said:
                 self.said.add(e.label)
                 self.console.print(f"eliminated {e.label}: {e.why}", markup=False, highlight=False)
-        if not race.stopped and self._over_budget(it):
-            self.store.update_environment(self.run_id, {"decide": {"budget_stop_after": it}})
+        # a stage's first min_rounds rounds always run (a later stage starts only while
+        # the budget is not spent)
+        if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):
+            self.store.update_environment(self.run_id, {"decide": {budget_key(self.first): it}})
             race.stop_for_budget()
         if race.stopped:
             return []
@@ -127,20 +145,32 @@ class RacePolicy:
         return spent + per_round > budget
 
 
-def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None) -> tuple[Race, Measure]:
-    records = store.records(run_id)
+def budget_key(first: int) -> str:
+    """Where a stage's budget stop is kept (the first stage's key is the one-stage race's)."""
+    return "budget_stop_after" if not first else f"budget_stop_after_{first}"
+
+
+def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
+           first: int = 0) -> tuple[Race, Measure]:
+    """The race of one stage: its stored rounds first+1 .. first+max_rounds, numbered
+    from 1 (a later stage's rounds are fresh: no earlier stage's round is in it)."""
     d = plan.decide
     labels = [f.label for f in plan.filesystem]
+    rows = store.records(run_id)
+    records = rows[(rows["iteration"] > first) & (rows["iteration"] <= first + d.max_rounds)] \
+        if not rows.empty else rows
+    records = records.assign(iteration=records["iteration"] - first) if not records.empty else records
     measure = choose_measure(records, d.metric)
     values = race_values(records, measure)
-    units = store.units(run_id)
-    last = max([r for v in values.values() for r in v] + [int(u["iteration"]) for u in units],
+    units = [u for u in store.units(run_id) if first < int(u["iteration"]) <= first + d.max_rounds]
+    last = max([r for v in values.values() for r in v] + [int(u["iteration"]) - first for u in units],
                default=0)
-    upto = last if upto is None else upto
+    upto = last if upto is None else min(upto, d.max_rounds)
     race = Race(labels, measure.better, delta=d.delta, min_rounds=min_rounds,
                 max_rounds=d.max_rounds)
-    failed = _failed_rounds(store, run_id)
-    budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get("budget_stop_after")
+    failed = {(lv, r - first): why for (lv, r), why in _failed_rounds(store, run_id).items()}
+    budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(budget_key(first))
+    budget_stop = None if budget_stop is None else budget_stop - first
     for r in range(1, upto + 1):
         for lv in race.survivors:
             if (lv, r) in failed:

@@ -168,7 +168,8 @@ JOURNALED = (
            "mke2fs(8)"),
     Option("-O ^has_journal", "mkfs", ("-O ^has_journal",), "trade",
            "no journal: metadata is written once", "mke2fs(8), ext4(5)",
-           trades="a crash needs a full fsck and can lose recent metadata changes"),
+           trades="a crash needs a full fsck and can lose recent metadata changes",
+           conflicts=("data", "-J size")),
 )
 EXT4_ONLY = (
     Option("-O inline_data", "mkfs", ("-O inline_data",), "safe",

@@ -86,6 +86,8 @@ class Option:
     implementations: tuple[str, ...] = ()
     #: how /proc/self/mountinfo lists a value typed otherwise ("barrier=0" -> "nobarrier")
     shows_as: tuple[tuple[str, str], ...] = ()
+    #: keys of the same catalogue this one does not go with (fslab decide combines one of them)
+    conflicts: tuple[str, ...] = ()
 
     def spec_fields(self, value: str) -> dict[str, Any]:
         """The [[filesystem]] keys that set `value` (merged into a variant's own)."""

@@ -1,0 +1,169 @@
+"""A decide's stages, one run: what the next stage races, built from the last one's store.
+
+Stage 1 races what the flags named. From the catalogue, two more kinds follow
+(docs/decide.md): after the filesystems at their defaults ("screen"), the winner's own
+catalogue one option at a time ("options"); after the options one at a time, the ones
+that helped combined ("combine": fslab/decide/combine.py) against the stage's leader and
+the defaults. Each later stage runs fresh rounds after the earlier ones' (its stored
+rounds first+1, ...), with its own seed, and its plan is kept in the run's environment
+(decide.stages), so --resume replays every stage from the store alone.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fslab import plan as plans
+from fslab.errors import FslabError
+from fslab.decide.candidates import Candidate, from_catalogue
+from fslab.decide.combine import combine
+from fslab.decide.policy import replay
+from fslab.run.local import LocalExecutor
+from fslab.run.schedule import Schedule
+
+SCREEN, OPTIONS, COMBINE, GIVEN = "screen", "options", "combine", "given"
+WHAT = {SCREEN: "the filesystems at their defaults", OPTIONS: "each catalogue option varied alone",
+        COMBINE: "the options that helped, combined, against the leader and the defaults",
+        GIVEN: "the candidates named"}
+
+
+@dataclass
+class Stage:
+    kind: str
+    plan: plans.Plan
+    first: int            # its rounds are the stored rounds first+1, first+2, ...
+    probed: dict
+
+
+def first_kind(plan: plans.Plan) -> str:
+    """Stage 1's kind, from what its candidates are."""
+    info = plan.decide.candidates
+    if not info or any(v.get("origin") != "catalogue" for v in info.values()):
+        return GIVEN
+    if all(v.get("changed") == "defaults" for v in info.values()):
+        return SCREEN
+    return OPTIONS
+
+
+class StageSchedule(Schedule):
+    """A later stage's schedule: no fixed rounds (the race asks for every round, from
+    first+1 on, where plan.iterations = first)."""
+
+    def units(self, host: str = "localhost") -> list:
+        return []
+
+
+class StageExecutor(LocalExecutor):
+    def __init__(self, stage: Stage, number: int, **kw):
+        super().__init__("loop", **kw)
+        self.stage, self.number = stage, number
+
+    def announce(self, session) -> None:
+        p = session.plan
+        session.console.print(f"stage {self.number} of run {session.run_id}: {WHAT[self.stage.kind]}: "
+                              f"{', '.join(f.label for f in p.filesystem)}; fresh rounds from "
+                              f"round {self.stage.first + 1}, seed {p.run.seed}",
+                              markup=False, highlight=False)
+
+
+def stage_plan(base: plans.Plan, number: int, first: int, cands: list[Candidate]) -> plans.Plan:
+    """Stage `number`'s plan: `base`'s workload and race rules, these candidates, a new seed."""
+    size = next((f.image_size for f in base.filesystem if f.image_size), None)
+    d = base.decide
+    info = {c.label: {k: v for k, v in c.as_dict().items()
+                      if k in ("safety", "trades", "changed", "effect", "origin")} for c in cands}
+    out = base.model_copy(update={
+        "filesystem": [c.spec.model_copy(update={"image_size": size}) if size else c.spec
+                       for c in cands],
+        "run": base.run.model_copy(update={"iterations": first,
+                                           "seed": (base.run.seed or 42) + number - 1}),
+        "decide": d.model_copy(update={"candidates": info, "left_out": []})})
+    return out.model_copy(update={"source_text": plans.to_toml(out)})
+
+
+def to_candidate(plan: plans.Plan, label: str) -> Candidate:
+    spec = next(f for f in plan.filesystem if f.label == label)
+    i = plan.decide.candidates.get(label, {})
+    return Candidate(spec, i.get("safety", "safe"), i.get("trades", ""), i.get("changed", ""),
+                     i.get("effect", ""), i.get("origin", ""))
+
+
+def combinations(store, run_id: str, stage: Stage, min_rounds: int):
+    """Per filesystem of a one-at-a-time stage, what combines (fslab/decide/combine.py)."""
+    race, _ = replay(store, run_id, stage.plan, min_rounds, first=stage.first)
+    info = {lv: dict(v, fs=next(f.name for f in stage.plan.filesystem if f.label == lv))
+            for lv, v in stage.plan.decide.candidates.items()}
+    out = []
+    for fs in dict.fromkeys(f.name for f in stage.plan.filesystem):
+        base = next((lv for lv, v in info.items() if v["fs"] == fs and v.get("changed") == "defaults"), None)
+        if base is None or not race.values.get(base):
+            continue
+        ratios = {}
+        for lv, v in info.items():
+            if v["fs"] != fs or lv == base or not race.values.get(lv):
+                continue
+            if len(race.common_rounds([base, lv])) >= 2:
+                ratios[lv] = float(race.pair(base, lv)["ratio"])
+        ratios = {k: r for k, r in ratios.items() if math.isfinite(r)}
+        out.append(combine(fs, ratios, info, race.better, set(race.eliminated)))
+    return out
+
+
+def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int,
+                    max_candidates: int, refused=lambda c: None) -> tuple[str | None, list[Candidate], list[str]]:
+    """(the next stage's kind, its candidates before the probe, lines saying why) or
+    (None, [], the one line saying why there is no next stage). `refused(candidate)`: why
+    mkfs or mount refuse a combination (None: they take it); a refused one loses its
+    weakest option and is tried again while two are left."""
+    if stage.kind == SCREEN:
+        lead = dec.get("winner")
+        if lead is None:
+            return None, [], ["no next stage: no filesystem led the screen"]
+        fs = next(f.name for f in stage.plan.filesystem if f.label == lead)
+        how = ("the winner" if dec["verdict"] == "winner" else
+               "the leader (its choice: none of the others is delta better)" if
+               dec["stopped"] == "none delta better than the leader" else
+               "the leader, a best guess (not separated from the others)")
+        try:
+            cs = from_catalogue([fs], set(stage.plan.decide.allow), None, max_candidates)
+        except FslabError:     # too many values: the user narrows them
+            return None, [], [f"no next stage: {fs} leads, and its catalogue one option at a time "
+                              f"is more than --max-candidates {max_candidates}: fslab decide --fs "
+                              f"{fs} --options KEY,... races some of them (fslab options {fs} "
+                              "lists the keys), or raise --max-candidates"]
+        trades = [lo.split(":")[0].removeprefix(f"{fs} ") for lo in cs.left_out]
+        return OPTIONS, cs.candidates, [f"{fs} is {how}: its catalogue, one option at a time"] + (
+            [f"not raced, trades: {', '.join(trades)} (--allow trade races them; fslab options "
+             f"{fs} says what each trades)"] if trades else [])
+    if stage.kind != OPTIONS:
+        return None, [], []
+    combos = combinations(store, run_id, stage, min_rounds)
+    lines, made = [], []
+    for c in combos:
+        line = c.summary()
+        while c.candidate is not None and (why := refused(c.candidate)):
+            line += f"; {' + '.join(h.value for h in c.helped)} refused: {why}"
+            c = c.weaker()
+            if c.candidate is not None:
+                line += f"; trying {c.candidate.changed}"
+        if c.candidate is not None:
+            made.append(c)
+        elif line != c.summary():
+            line += ": nothing left to combine"
+        lines.append(line)
+    if not made:
+        return None, [], [f"no combination stage: {'; '.join(lines) or 'no option was measured'}"]
+    cands: list[Candidate] = []
+    lead = dec.get("winner")
+    if lead:
+        cands.append(to_candidate(stage.plan, lead))
+    for c in made:
+        base = next(lv for lv, v in stage.plan.decide.candidates.items()
+                    if v.get("changed") == "defaults" and lv.split(":")[0] == c.fs)
+        cands += [to_candidate(stage.plan, base), c.candidate]
+    seen, unique = set(), []
+    for c in cands:
+        if c.label not in seen:
+            seen.add(c.label)
+            unique.append(c)
+    return COMBINE, unique, lines

@@ -1,0 +1,122 @@
+"""The combination stage's rule (fslab/decide/combine.py, docs/decide.md): which options of
+a one-at-a-time race are combined, on the real catalogues (no mounts)."""
+from __future__ import annotations
+
+import math
+
+from fslab.decide.candidates import from_catalogue
+from fslab.decide.combine import COMBINED, combine
+from fslab.decide.stages import COMBINE, GIVEN, OPTIONS, SCREEN, Stage, first_kind, next_candidates, stage_plan
+from fslab.plan import DecideSection, Plan
+
+
+def info(fs: str, *values: str) -> dict[str, dict]:
+    """The race's record of each candidate, as from_catalogue makes it."""
+    out = {fs: {"fs": fs, "changed": "defaults"}}
+    for v in values:
+        out[f"{fs}:{v}"] = {"fs": fs, "changed": v}
+    return out
+
+
+def test_options_ahead_of_the_defaults_and_not_eliminated_are_combined_best_first():
+    cands = info("ext4", "noatime", "discard", "inode_readahead_blks=64", "-I 512")
+    ratios = {"ext4:noatime": 1.04, "ext4:discard": 0.97, "ext4:inode_readahead_blks=64": 1.10,
+              "ext4:-I 512": 1.20}
+    c = combine("ext4", ratios, cands, "higher", eliminated={"ext4:-I 512"})
+    assert [h.value for h in c.helped] == ["inode_readahead_blks=64", "noatime"]
+    spec = c.candidate.spec
+    assert spec.variant == COMBINED and spec.mount_options == ["inode_readahead_blks=64", "noatime"]
+    assert spec.mkfs_options == [] and c.candidate.safety == "safe"
+    assert c.candidate.changed == "inode_readahead_blks=64 + noatime"
+    assert "combined inode_readahead_blks=64 (+10.0%), noatime (+4.0%)" in c.summary()
+
+
+def test_lower_is_better_combines_the_options_that_lowered_the_measure():
+    cands = info("xfs", "noatime", "logbsize=256k", "largeio")
+    c = combine("xfs", {"xfs:noatime": 0.9, "xfs:logbsize=256k": 0.95, "xfs:largeio": 1.01},
+                cands, "lower", set())
+    assert [h.value for h in c.helped] == ["noatime", "logbsize=256k"]
+
+
+def test_one_value_per_catalogue_key_the_better_one():
+    cands = info("xfs", "logbsize=64k", "logbsize=256k", "noatime")
+    c = combine("xfs", {"xfs:logbsize=64k": 1.05, "xfs:logbsize=256k": 1.08, "xfs:noatime": 1.02},
+                cands, "higher", set())
+    assert [h.value for h in c.helped] == ["logbsize=256k", "noatime"]
+    assert c.candidate.spec.mount_options == ["logbsize=256k", "noatime"]
+    assert any("logbsize=64k left out" in d for d in c.dropped)
+
+
+def test_conflicting_keys_keep_the_better_and_say_why():
+    cands = info("btrfs", "compress=zstd", "compress-force=zstd", "noatime")
+    c = combine("btrfs", {"btrfs:compress=zstd": 1.05, "btrfs:compress-force=zstd": 1.09,
+                          "btrfs:noatime": 1.01}, cands, "higher", set())
+    assert [h.value for h in c.helped] == ["compress-force=zstd", "noatime"]
+    assert any("compress=zstd left out: the catalogue says it does not go with compress-force=zstd" in d
+               for d in c.dropped)
+    # marked on one side only, it still holds both ways
+    c = combine("ext4", {"ext4:data=journal": 1.2, "ext4:-O ^has_journal": 1.1, "ext4:noatime": 1.01},
+                info("ext4", "data=journal", "-O ^has_journal", "noatime"), "higher", set())
+    assert [h.value for h in c.helped] == ["data=journal", "noatime"]
+
+
+def test_mkfs_options_and_properties_merge_into_one_spec():
+    c = combine("zfs", {"zfs:recordsize=8k": 1.3, "zfs:atime=off": 1.01, "zfs:ashift=12": 1.02},
+                info("zfs", "recordsize=8k", "atime=off", "ashift=12"), "higher", set())
+    spec = c.candidate.spec
+    assert spec.properties == {"recordsize": "8k", "atime": "off"} and spec.pool_properties == {"ashift": "12"}
+    c = combine("ext4", {"ext4:-I 512": 1.1, "ext4:-J size=64": 1.05},
+                info("ext4", "-I 512", "-J size=64"), "higher", set())
+    assert c.candidate.spec.mkfs_options == ["-I", "512", "-J", "size=64"]
+
+
+def test_a_trade_in_the_combination_makes_it_a_trade_that_says_what():
+    c = combine("ext4", {"ext4:commit=60": 1.2, "ext4:noatime": 1.01},
+                info("ext4", "commit=60", "noatime"), "higher", set())
+    assert c.candidate.safety == "trade" and c.candidate.trades.startswith("commit=60: a crash loses")
+
+
+def test_none_or_one_helped_is_no_combination_said_in_one_line():
+    cands = info("ext4", "noatime", "discard")
+    none = combine("ext4", {"ext4:noatime": 0.99, "ext4:discard": 0.9}, cands, "higher", set())
+    assert none.candidate is None and none.helped == []
+    assert none.summary().startswith("ext4: no option beat its defaults")
+    one = combine("ext4", {"ext4:noatime": 1.02, "ext4:discard": math.nan}, cands, "higher", set())
+    assert one.candidate is None and one.summary() == "ext4: only noatime (+2.0%) beat its defaults: nothing to combine"
+
+
+def _plan(cs) -> Plan:
+    return Plan(filesystem=[c.spec for c in cs.candidates], decide=DecideSection(
+        candidates={c.label: {k: v for k, v in c.as_dict().items()
+                              if k in ("safety", "trades", "changed", "effect", "origin")}
+                    for c in cs.candidates}))
+
+
+def test_stage_kinds_follow_from_what_stage_1_raced():
+    assert first_kind(_plan(from_catalogue(["ext4"], {"safe"}, {"noatime"}))) == OPTIONS
+    screen = _plan(from_catalogue(["ext4", "xfs", "btrfs", "zfs"], {"safe"}, None, 40))
+    assert first_kind(screen) == SCREEN
+    assert first_kind(Plan(decide=DecideSection(candidates={"ext4": {"changed": "defaults"}}))) == GIVEN
+    # the screen's winner gets its catalogue, one option at a time, in the next stage
+    dec = {"winner": "xfs", "verdict": "winner", "stopped": "one left"}
+    kind, cands, lines = next_candidates(Stage(SCREEN, screen, 0, {}), dec, None, "", 3, 40)
+    assert kind == OPTIONS and cands[0].label == "xfs" and all(c.spec.name == "xfs" for c in cands)
+    assert lines[0] == "xfs is the winner: its catalogue, one option at a time"
+
+
+def test_a_later_stage_has_fresh_rounds_a_new_seed_and_the_same_race_rules():
+    cs = from_catalogue(["ext4"], {"safe"}, {"noatime"})
+    base = _plan(cs).model_copy(update={"decide": DecideSection(delta=0.05, max_rounds=7)})
+    p = stage_plan(base, 2, first=6, cands=cs.candidates)
+    assert p.iterations == 6 and p.run.seed == (base.run.seed or 42) + 1
+    assert p.decide.delta == 0.05 and p.decide.max_rounds == 7
+    assert "[decide]" in p.source_text and COMBINE == "combine"
+
+
+def test_a_refused_combination_loses_its_weakest_option_while_two_are_left():
+    c = combine("xfs", {"xfs:-i size=2048": 1.3, "xfs:-b size=1024": 1.2, "xfs:noatime": 1.1},
+                info("xfs", "-i size=2048", "-b size=1024", "noatime"), "higher", set())
+    assert c.candidate.spec.mkfs_options == ["-i", "size=2048", "-b", "size=1024"]
+    w = c.weaker()
+    assert [h.value for h in w.helped] == ["-i size=2048", "-b size=1024"] and w.candidate is not None
+    assert w.weaker().candidate is None and len(w.weaker().helped) == 1
