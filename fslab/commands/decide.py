@@ -206,6 +206,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
     --resume, read back from it, run in the same run; the decision of the last stage,
     with every stage's said in "stages"."""
     from fslab.decide import stages as st
+    from fslab.run.stages import StageExecutor, StageSchedule
     from fslab.decide.decision import decision
     from fslab.decide.policy import RacePolicy
     from fslab.run.session import RunSession
@@ -264,10 +265,10 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
             store.update_environment(run_id, {"decide": {"stages": stored}})
             notes.append(why)
         policy = RacePolicy(stage.plan, store, console, min_rounds, first=stage.first)
-        executor = st.StageExecutor(stage, n, workdir=workdir, rounds_policy=policy,
+        executor = StageExecutor(stage, n, workdir=workdir, rounds_policy=policy,
                                     probed=stage.probed)
         session = RunSession(stage.plan, store, console, resume=run_id,
-                             schedule=st.StageSchedule.of(stage.plan))
+                             schedule=StageSchedule.of(stage.plan))
         session.run(executor, summary=False)
         decs.append(decision(store, run_id, stage.plan, min_rounds, first=stage.first))
         done.append(stage)

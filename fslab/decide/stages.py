@@ -18,8 +18,6 @@ from fslab.errors import FslabError
 from fslab.decide.candidates import Candidate, from_catalogue
 from fslab.decide.combine import combine
 from fslab.decide.policy import replay
-from fslab.run.local import LocalExecutor
-from fslab.run.schedule import Schedule
 
 SCREEN, OPTIONS, COMBINE, GIVEN = "screen", "options", "combine", "given"
 WHAT = {SCREEN: "the filesystems at their defaults", OPTIONS: "each catalogue option varied alone",
@@ -43,27 +41,6 @@ def first_kind(plan: plans.Plan) -> str:
     if all(v.get("changed") == "defaults" for v in info.values()):
         return SCREEN
     return OPTIONS
-
-
-class StageSchedule(Schedule):
-    """A later stage's schedule: no fixed rounds (the race asks for every round, from
-    first+1 on, where plan.iterations = first)."""
-
-    def units(self, host: str = "localhost") -> list:
-        return []
-
-
-class StageExecutor(LocalExecutor):
-    def __init__(self, stage: Stage, number: int, **kw):
-        super().__init__("loop", **kw)
-        self.stage, self.number = stage, number
-
-    def announce(self, session) -> None:
-        p = session.plan
-        session.console.print(f"stage {self.number} of run {session.run_id}: {WHAT[self.stage.kind]}: "
-                              f"{', '.join(f.label for f in p.filesystem)}; fresh rounds from "
-                              f"round {self.stage.first + 1}, seed {p.run.seed}",
-                              markup=False, highlight=False)
 
 
 def stage_plan(base: plans.Plan, number: int, first: int, cands: list[Candidate]) -> plans.Plan:
