@@ -210,3 +210,31 @@ def test_a_daemon_that_freezes_before_teardown_is_replaced_and_its_pool_forgotte
     assert not leftovers(str(work))
     assert zfs.fuse_daemon_pid() is None
     assert json.loads((state_dir / "resources.json").read_text() or "[]") == []
+
+
+def test_two_runs_that_need_the_daemon_at_once_start_one_and_the_last_stops_it():
+    """Two fslab processes that find no daemon at the same moment: one starts it, the other
+    uses it (a host-wide lock); stopping leaves none (before the lock, two started and the
+    unmarked one outlived every run)."""
+    from multiprocessing import get_context
+    from fslab.filesystems import zfs
+    from fslab.filesystems.zfs_fuse_daemon import fuse_daemon_pids
+    if zfs.kernel_zfs():
+        pytest.skip("kernel OpenZFS in use: no fuse daemon")
+    if zfs.fuse_daemon_pid():
+        pytest.skip("a zfs-fuse daemon not started by this test is running")
+    ctx = get_context("fork")
+    try:
+        with ctx.Pool(2) as pool:
+            started = pool.starmap(_ensure_after, [(time.time() + 0.5,)] * 2)
+        assert sorted(started) == [False, True]
+        assert len(fuse_daemon_pids()) == 1 and zfs.responsive()
+    finally:
+        zfs.stop_fuse_daemon_if_ours()
+    assert fuse_daemon_pids() == []
+
+
+def _ensure_after(at: float) -> bool:
+    from fslab.filesystems import zfs
+    time.sleep(max(0.0, at - time.time()))
+    return zfs.ensure_fuse_daemon()

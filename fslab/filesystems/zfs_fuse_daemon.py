@@ -7,12 +7,17 @@ started) and stops it at the end of the run when no pool is left in use.
 One daemon serves every fslab run on the host, so whether fslab started it is also
 written host-wide (`started_mark()`): when the run that started it ends while another
 run still has a pool, the daemon stays, and the last fslab run to end stops it.
+Starting and stopping hold a host-wide lock (`_daemon_lock`): two runs that found no
+daemon at the same moment each started one, and the one without the mark outlived both.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from fslab.errors import StepFailed
 from fslab.system import state
@@ -21,17 +26,34 @@ from fslab.system.teardown import BUSY_CHECKS, stop_pid
 from fslab.system.mounts import mounts
 
 
-def fuse_daemon_pid() -> int | None:
-    """The live zfs-fuse daemon (a killed one not yet reaped is a zombie: not it)."""
+@contextmanager
+def _daemon_lock() -> Iterator[None]:
+    """Host-wide (beside the started mark): one fslab process at a time starts or stops
+    the daemon."""
+    path = started_mark().with_suffix(".lock")
+    with open(path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def fuse_daemon_pids() -> list[int]:
+    """Every live zfs-fuse daemon (normally one; a zombie is none)."""
+    out = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
             if comm.read_text().strip() == "zfs-fuse":
                 stat = (comm.parent / "stat").read_text()
                 if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
-                    return int(comm.parent.name)
+                    out.append(int(comm.parent.name))
         except (OSError, ValueError):
             continue
-    return None
+    return sorted(out)
+
+
+def fuse_daemon_pid() -> int | None:
+    """The live zfs-fuse daemon (a killed one not yet reaped is a zombie: not it)."""
+    pids = fuse_daemon_pids()
+    return pids[0] if pids else None
 
 
 def responsive(timeout: float = 20) -> bool:
@@ -73,6 +95,11 @@ def restart_hung_daemon(pid: int) -> None:
 def ensure_fuse_daemon() -> bool:
     """Start zfs-fuse if it is not running (or restart it if fslab's own hung).
     True if this call started it."""
+    with _daemon_lock():
+        return _ensure_fuse_daemon()
+
+
+def _ensure_fuse_daemon() -> bool:
     pid = fuse_daemon_pid()
     if pid and responsive():
         return False
@@ -112,11 +139,12 @@ def replace_hung_daemon(why: str) -> str:
     them), so their teardown is only their devices. Says what was done; raises
     StepFailed if the daemon is not fslab's to kill."""
     pid = fuse_daemon_pid()
-    if pid is None:
-        ensure_fuse_daemon()
-        return f"{why}; zfs-fuse had exited: started a fresh one (pid {fuse_daemon_pid()})"
-    restart_hung_daemon(pid)
-    ensure_fuse_daemon()
+    with _daemon_lock():
+        if pid is None:
+            _ensure_fuse_daemon()
+            return f"{why}; zfs-fuse had exited: started a fresh one (pid {fuse_daemon_pid()})"
+        restart_hung_daemon(pid)
+        _ensure_fuse_daemon()
     return f"{why}: killed zfs-fuse (pid {pid}) and started a fresh one (pid {fuse_daemon_pid()})"
 
 
