@@ -9,16 +9,17 @@ from fslab.decide.candidates import from_file
 from fslab.decide.decision import text
 from fslab.errors import FslabError
 from fslab.fio import throttle
+from fslab.plan import throttle as spelling
 from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
 
 
 def test_a_throttle_is_a_percentage_or_a_fraction_up_to_half():
-    assert throttle.parse("5%") == pytest.approx(0.05) and throttle.parse(0.1) == 0.1
+    assert spelling.parse("5%") == pytest.approx(0.05) and spelling.parse(0.1) == 0.1
     assert FilesystemSpec(name="ext4", variant="s", throttle="2.5%").throttle == pytest.approx(0.025)
     for bad in ("0%", "60%", "fast", -0.1):
         with pytest.raises(ValidationError, match="throttle"):
             FilesystemSpec(name="ext4", variant="s", throttle=bad)
-    assert throttle.percent(0.025) == "2.5%" and throttle.percent(0.1) == "10%"
+    assert spelling.percent(0.025) == "2.5%" and spelling.percent(0.1) == "10%"
 
 
 def test_the_duty_cycle_idles_the_fraction_of_every_period():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fslab.plan.throttle import MAX_FRACTION, parse, percent   # noqa: F401 (the plan reads the value)
+from fslab.plan.throttle import percent
 
 PERIOD_US = 100_000      # 100 ms: 10 idles in a 1 s job; a drain of a few ms is a small part
 KEYS = ("thinktime", "thinktime_iotime", "thinktime_blocks", "thinktime_spin",
