@@ -178,15 +178,30 @@ def test_spending_functions_have_their_textbook_values():
 
 def test_a_race_stops_when_no_survivor_can_be_delta_better_than_the_leader():
     """Others 5-8% behind at 1% own noise: too close to eliminate at once, clearly not 3%
-    better than the leader: the race stops with the leader, the others not eliminated."""
+    better than the leader: each is retired (not eliminated) with its bound, and the race
+    stops with the leader once it is the only one running."""
     race = run_race({"best": 1.0, "b": 0.95, "c": 0.94, "d": 0.92}, own=0.01, seed=2)
     assert race.stopped in (GOOD, WINNER) and race.leader() == "best"
-    assert race.rounds_done < 10
-    lead = race.leader()
-    for lv in race.survivors:
-        if lv != lead:
-            _, better = race.ratio_bounds(lead, lv, race.level(race.rounds_done) / 2 / (len(race.survivors) - 1))
-            assert better < 1.03
+    assert race.rounds_done < 10 and race.survivors == ["best"]
+    for lv, ret in race.retired.items():
+        assert ret.leader == "best" and ret.bound < 1.03 and ret.ratio < 1
+        # it ran up to its retirement and no further
+        assert max(race.values[lv]) == ret.round
+        assert "not 3% better than best" in ret.why and "not shown worse" in ret.why
+    assert set(race.retired) | set(race.eliminated) == {"b", "c", "d"}
+    assert race.finalists == ["best", *[lv for lv in "bcd" if lv in race.retired]]
+
+
+def test_a_far_candidate_is_retired_while_a_close_one_still_runs():
+    """Retiring one at a time is what saves units: a candidate 12% behind is bounded
+    rounds before one 3.5% behind at 2% own noise (neither can be eliminated soon)."""
+    seen = []
+    for seed in range(20):
+        race = run_race({"best": 1.0, "close": 0.965, "far": 0.88}, own=0.02, drift=0.05, seed=seed)
+        if "far" in race.retired and "close" in race.retired:
+            seen.append(race.retired["far"].round <= race.retired["close"].round)
+            assert len(race.values["far"]) <= len(race.values["close"])
+    assert seen and sum(seen) >= 0.8 * len(seen)
 
 
 def test_the_good_stop_never_fires_while_a_survivor_may_be_delta_better():
@@ -208,3 +223,22 @@ def test_the_decision_says_what_the_good_stop_shows():
            "commands": [], "left_out": []}
     first = text(dec)[0]
     assert first.startswith("Tie: a, b") and "none is 3% or more better than the leader a" in first
+
+
+def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():
+    """Two candidates: P(best) is the t posterior of their mean log ratio (exact, to Monte
+    Carlo error). A third retired after 3 rounds, far behind, weighs with its 3 rounds and
+    leaves the other two their 8: their P(best) split as in the duel."""
+    rng = np.random.default_rng(4)
+    a = {r: float(np.exp(rng.normal(0.0, 0.03))) for r in range(1, 9)}
+    b = {r: a[r] * float(np.exp(rng.normal(0.01, 0.02))) for r in range(1, 9)}
+    d = np.log([b[r] / a[r] for r in range(1, 9)])
+    exact = stats.t.cdf(d.mean() / (d.std(ddof=1) / math.sqrt(8)), 7)
+    duel = posterior({"a": a, "b": b}, ["a", "b"], "higher")
+    assert duel["b"]["p_best"] == pytest.approx(exact, abs=0.02)
+    far = {r: a[r] * 0.7 for r in (1, 2, 3)}
+    far[2] *= 1.01
+    three = posterior({"a": a, "b": b, "far": far}, ["a", "b", "far"], "higher")
+    assert three["far"]["p_best"] < 0.01
+    assert three["b"]["p_best"] == pytest.approx(exact, abs=0.03)
+    assert three["far"]["expected_loss"] == pytest.approx(1 - 0.7 / math.exp(max(0, d.mean())), abs=0.03)

@@ -291,6 +291,7 @@ def _stage_summary(n: int, stage, dec: dict, why: str) -> dict:
             "winner": dec["winner"], "ties": dec["ties"], "stopped": dec["stopped"],
             "units_run": dec["units_run"],
             "eliminated": [r["label"] for r in dec["candidates"] if r["eliminated_round"] is not None],
+            "retired": [r["label"] for r in dec["candidates"] if r.get("retired_round") is not None],
             "p_best": {r["label"]: r["p_best"] for r in dec["candidates"] if r["p_best"] is not None
                        and r["eliminated_round"] is None}}
 

@@ -23,7 +23,10 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
     alive = race.survivors
     measured = [lv for lv in alive if race.values.get(lv)]
     winner = race.leader(measured) if measured else None
-    post = posterior(race.values, measured, race.better, seed=plan.run.seed) if measured else {}
+    # P(best) among the finalists: the survivors and the retired (not shown worse), on
+    # the rounds all of them ran (a retired one ran none after its retirement)
+    finalists = [lv for lv in race.finalists if race.values.get(lv)]
+    post = posterior(race.values, finalists, race.better, seed=plan.run.seed) if measured else {}
     units = [u for u in store.units(run_id) if first < int(u["iteration"]) <= first + d.max_rounds
              and (u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}") in race.labels]
     rounds = max((int(u["iteration"]) - first for u in units), default=0)
@@ -43,7 +46,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
                "changed": info.get("changed", ""), "safety": info.get("safety", "safe"),
                "trades": info.get("trades", ""), "rounds": len(race.values.get(lv, {})),
                "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
-               "eliminated_round": None, "why": "",
+               "eliminated_round": None, "retired_round": None, "why": "",
                # a benchmark clone slowed by this fraction (bench/decide), never to be typed
                "throttle": specs[lv].throttle,
                # device bytes written per byte fio wrote (the device counters of its units)
@@ -66,6 +69,8 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
         if lv in race.eliminated:
             e = race.eliminated[lv]
             row["eliminated_round"], row["why"] = e.round, e.why
+        elif lv in race.retired:
+            row["retired_round"], row["why"] = race.retired[lv].round, race.retired[lv].why
         elif lv == winner:
             row["why"] = "winner" if race.stopped == WINNER else "leader"
         else:
@@ -78,7 +83,11 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
     # more than one left: a tie, either shown within delta (equivalent) or only not
     # separated when the rounds or the budget ran out (said apart: the first is a finding,
     # the second the limit of this run, whose smallest detectable difference says how far)
-    ties = alive if len(alive) > 1 else []
+    # the retired are in the tie when it ended so (none of them delta better than the
+    # leader), not when the rounds ran out (then the tie is of the survivors, and each
+    # retired one's line says what it was shown)
+    tied = race.finalists if race.stopped in (GOOD, TIE) else alive
+    ties = tied if len(tied) > 1 else []
     verdict = {WINNER: "winner", TIE: "tie", GOOD: "tie", BUDGET: "tie", NONE: "no candidate left",
                None: "unfinished"}[race.stopped]
     return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
@@ -87,7 +96,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
                                                           BUDGET: "rounds or budget spent",
                                                           NONE: "every candidate's units failed",
                                                           None: "interrupted"}[race.stopped],
-            "finalists": alive, "metric": measure.describe(), "better": race.better,
+            "finalists": race.finalists, "metric": measure.describe(), "better": race.better,
             "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
             "delta": d.delta, "max_rounds": d.max_rounds, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
             "candidates": rows, "mde": _num(mde), "rounds": rounds,
@@ -204,4 +213,7 @@ def stage_lines(s: dict) -> list[str]:
     if s["eliminated"]:
         out.append(f"  eliminated: {len(s['eliminated'])} ("
                    + "; ".join(s['eliminated']) + ")")
+    if s.get("retired"):
+        out.append(f"  retired (not delta better than the leader): {len(s['retired'])} ("
+                   + "; ".join(s['retired']) + ")")
     return out

@@ -121,10 +121,11 @@ class RacePolicy:
 
     def after_round(self, it: int, pairs: list) -> list:
         race, _ = self.replay(it)
-        for e in race.eliminated.values():
-            if e.label not in self.said:
-                self.said.add(e.label)
-                self.console.print(f"eliminated {e.label}: {e.why}", markup=False, highlight=False)
+        for verb, gone in (("eliminated", race.eliminated), ("retired", race.retired)):
+            for e in gone.values():
+                if e.label not in self.said:
+                    self.said.add(e.label)
+                    self.console.print(f"{verb} {e.label}: {e.why}", markup=False, highlight=False)
         # a stage's first min_rounds rounds always run (a later stage starts only while
         # the budget is not spent)
         if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):

@@ -26,22 +26,43 @@ POWER = 0.8
 
 def posterior(values: dict[str, dict[int, float]], labels: list[str], better: str,
               seed: int = 0) -> dict[str, dict[str, float]]:
-    """label -> {"p_best", "expected_loss"} over the rounds all of `labels` ran."""
-    rounds = sorted(set.intersection(*(set(values[lv]) for lv in labels)))
+    """label -> {"p_best", "expected_loss"}: each candidate against a reference (the one
+    that ran the most rounds: the leader), on the rounds both ran, so a candidate retired
+    early weighs with its own rounds and the others keep all of theirs.
+
+    Candidate i's mean log ratio to the reference, d_i (se_i on n_i rounds), is drawn as
+    d_i + se_i * w_i * s_i: w is a standard normal vector correlated as the candidates'
+    ratios are on the rounds all of them ran (they share the reference's noise), and s_i
+    = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform for all (comonotone). With every
+    candidate on the same rounds this is exactly the multivariate t of the module doc."""
     if len(labels) == 1:
         return {labels[0]: {"p_best": 1.0, "expected_loss": 0.0}}
-    if len(rounds) < 2 or any(values[lv][r] <= 0 for lv in labels for r in rounds):
+    ref = max(labels, key=lambda lv: (len(values.get(lv, {})), -labels.index(lv)))
+    common = sorted(set.intersection(*(set(values[lv]) for lv in labels)))
+    pairs = {lv: sorted(set(values[lv]) & set(values[ref])) for lv in labels}
+    if len(common) < 2 or any(values[lv][r] <= 0 for lv in labels for r in values[lv]):
         return {lv: {"p_best": math.nan, "expected_loss": math.nan} for lv in labels}
-    logs = np.array([[math.log(values[lv][r]) for lv in labels] for r in rounds])   # rounds x labels
     sign = 1.0 if better == "higher" else -1.0
-    x = sign * (logs - logs.mean(axis=1, keepdims=True))        # within-round, higher = better
-    n = len(rounds)
-    rng = np.random.default_rng(zlib.crc32(repr((seed, labels, rounds)).encode()))
-    centre = x.mean(axis=0)
-    spread = x - centre                                          # n x labels
-    z = rng.standard_normal((DRAWS, n))
-    scale = np.sqrt((n - 1) / rng.chisquare(n - 1, size=(DRAWS, 1)))
-    means = centre + scale * (z @ spread) / math.sqrt(n * (n - 1))   # draws x labels
+
+    def ratios(lv: str, rounds: list[int]) -> np.ndarray:
+        return sign * np.log([values[lv][r] / values[ref][r] for r in rounds])
+
+    others = [lv for lv in labels if lv != ref]
+    mean = np.array([ratios(lv, pairs[lv]).mean() for lv in others])
+    n = np.array([len(pairs[lv]) for lv in others])
+    se = np.array([np.std(ratios(lv, pairs[lv]), ddof=1) / math.sqrt(len(pairs[lv])) for lv in others])
+    # the shape of their joint noise: standardised ratios on the common rounds
+    c = np.array([ratios(lv, common) for lv in others]).T                 # common x others
+    sd = c.std(axis=0, ddof=1)
+    u = np.divide(c - c.mean(axis=0), sd, out=np.zeros_like(c), where=sd > 0)
+    rng = np.random.default_rng(zlib.crc32(repr((seed, labels, common)).encode()))
+    z = rng.standard_normal((DRAWS, len(common)))
+    w = z @ u / math.sqrt(len(common) - 1)                                # draws x others
+    q = rng.uniform(size=(DRAWS, 1))
+    scale = np.sqrt((n - 1) / stats.chi2.ppf(q, n - 1))
+    means = np.zeros((DRAWS, len(labels)))                                # the reference at 0
+    idx = [labels.index(lv) for lv in others]
+    means[:, idx] = mean + se * w * scale
     best = means.max(axis=1, keepdims=True)
     p_best = np.bincount(means.argmax(axis=1), minlength=len(labels)) / DRAWS
     loss = 1 - np.exp(-(best - means)) if better == "higher" else np.exp(best - means) - 1

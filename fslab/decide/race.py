@@ -15,17 +15,22 @@ round, on a fresh filesystem, in a seeded random order: fslab's scheduler). From
    whole race; Holm within a look runs on the survivors of that look, a set earlier looks
    chose, so that part is argued, not proven: bench/decide measures the whole race's A/A
    error). A survivor significantly worse than any other survivor is eliminated.
-3. The race stops when one candidate remains (the winner); when no survivor can be delta
-   better than the leader (each one's one-sided bound of its ratio to the leader, at half
-   the look's level split over the survivors, short of 1 + delta): the leader is then the
-   best or within delta of it, and a race that stops so has chosen wrongly (the best ahead
-   by delta or more) with at most alpha / 2 over all its looks; an elimination of the best
-   is the one-sided half of a two-sided test, at most alpha / 2 more: whenever the best
-   leads by delta or more, a race ends with a wrong choice, other than by running out of
-   rounds, with a chance of at most alpha. When, besides, every survivor is within delta
-   below the leader, the survivors are shown equivalent (a tie, said as such); when the
-   rounds or the time budget run out, the leader is the best guess and the survivors stay
-   finalists.
+3. A survivor that cannot be delta better than the leader (its one-sided bound of its
+   ratio to the leader, at half the look's level split over the survivors compared, short
+   of 1 + delta) is retired: it runs no more rounds, and stays a finalist, "not delta
+   better than the leader", never shown worse. Retiring the truly best when it leads
+   every other by delta or more takes a wrong bound against whichever leader the data
+   chose, at most alpha / 2 over all looks and survivors by the union bound; eliminating
+   it takes the one-sided half of a two-sided test, at most alpha / 2 more: whenever the
+   best leads by delta or more, a race ends with a wrong choice, other than by running out
+   of rounds, with a chance of at most alpha. (Retiring one at a time, not waiting until
+   every survivor is bounded at the same look, is what saves the units: the far ones stop
+   while the close ones still run.)
+4. The race stops when one candidate remains: the winner when none was retired, else the
+   leader that none of the retired is delta better than. When, at one look before any
+   retirement, every survivor is bounded within delta on both sides of the leader, the
+   survivors are shown equivalent (a tie, said as such); when the rounds or the time
+   budget run out, the leader is the best guess and the survivors stay finalists.
 
 Nothing here runs anything: the scheduler feeds values in and asks who runs next.
 """
@@ -62,6 +67,26 @@ class Elimination:
             return f"round {self.round}: its unit failed ({self.failed_because})"
         return (f"round {self.round}: {ratio_words(self.ratio)} {self.leader} within rounds "
                 f"({self.test}, Holm p={self.p_holm:.2g} < {self.alpha:.3g})")
+
+
+@dataclass
+class Retirement:
+    """A survivor shown not delta better than the leader: it runs no more rounds."""
+    label: str
+    round: int
+    leader: str
+    ratio: float          # candidate / leader, within rounds (geometric mean)
+    bound: float          # its one-sided bound on the winning side
+    level: float
+    delta: float
+    better: str
+
+    @property
+    def why(self) -> str:
+        side = "at most" if self.better == "higher" else "at least"
+        return (f"round {self.round}: not {self.delta:.0%} better than {self.leader} "
+                f"({ratio_words(self.ratio)} it within rounds; one-sided bound {side} "
+                f"{self.bound:.3f}× at level {self.level:.2g}): retired, not shown worse")
 
 
 def ratio_words(ratio: float) -> str:
@@ -113,6 +138,7 @@ class Race:
     max_rounds: int = 10
     values: dict[str, dict[int, float]] = field(default_factory=dict)
     eliminated: dict[str, Elimination] = field(default_factory=dict)
+    retired: dict[str, Retirement] = field(default_factory=dict)
     stopped: str | None = None
     rounds_done: int = 0
     spending: str = "pocock"         # see spent()
@@ -133,28 +159,31 @@ class Race:
 
     @property
     def survivors(self) -> list[str]:
+        """The candidates still running: neither eliminated nor retired."""
+        return [lv for lv in self.labels if lv not in self.eliminated and lv not in self.retired]
+
+    @property
+    def finalists(self) -> list[str]:
+        """The survivors and the retired: none of them shown worse than another."""
         return [lv for lv in self.labels if lv not in self.eliminated]
 
     def record(self, label: str, round_no: int, value: float) -> None:
         self.values.setdefault(label, {})[round_no] = value
 
     def look(self, round_no: int) -> list[Elimination]:
-        """After round `round_no`: eliminate, then decide whether to stop."""
+        """After round `round_no`: eliminate, retire, then decide whether to stop."""
         self.rounds_done = max(self.rounds_done, round_no)
         if self.stopped or round_no < self.min_rounds:
             return []
         out = self._eliminate(round_no)
         alive = self.survivors
+        if len(alive) > 1:
+            self._retire(alive, round_no)
+            alive = self.survivors
         if not alive:               # every candidate's units failed
             self.stopped = NONE
         elif len(alive) == 1:
-            self.stopped = WINNER
-        else:
-            good, equivalent = self._bounds_within_delta(alive, round_no)
-            if equivalent:
-                self.stopped = TIE
-            elif good:
-                self.stopped = GOOD
+            self.stopped = GOOD if self.retired else WINNER
         if not self.stopped and round_no >= self.max_rounds:
             self.stopped = BUDGET
         return out
@@ -223,28 +252,37 @@ class Race:
             out.append(e)
         return out
 
-    def _bounds_within_delta(self, alive: list[str], round_no: int) -> tuple[bool, bool]:
-        """(no survivor is delta better than the leader, every survivor is also within delta
-        below it): each survivor's one-sided bounds of its ratio to the leader at this look's
-        level split over the survivors compared (the leader is chosen by the data, so the
-        comparison that matters, the truly best against the leader, may be any of them)."""
+    def _retire(self, alive: list[str], round_no: int) -> None:
+        """Each survivor's one-sided bounds of its ratio to the leader, at this look's level
+        split over the survivors compared (the leader is chosen by the data, so the
+        comparison that matters, the truly best against the leader, may be any of them):
+        one that cannot be delta better is retired. When every survivor is also within
+        delta below the leader at one look, before any retirement, they are equivalent:
+        the race stops with a tie."""
         lead = self.leader(alive)
-        # half the look's level: a race that stops this way has chosen wrongly (the best
-        # ahead of its leader by delta or more) with at most alpha / 2 over all its looks;
-        # an elimination of the best, the one-sided half of a two-sided test, at most
-        # alpha / 2 more: P(correct selection) >= 1 - alpha when the best leads by delta
+        # half the look's level: a race that retires the best when it leads by delta has a
+        # wrong bound, at most alpha / 2 over all its looks; an elimination of the best,
+        # the one-sided half of a two-sided test, at most alpha / 2 more: P(correct
+        # selection) >= 1 - alpha when the best leads by delta
         level = self.level(round_no) / 2 / max(1, len(alive) - 1)
-        good = equivalent = True
+        up = self.better == "higher"
+        bounded, equivalent = {}, True
         for lv in alive:
             if lv == lead:
                 continue
             worse, better = self.ratio_bounds(lead, lv, level)
             if not (math.isfinite(worse) and math.isfinite(better)):
-                return False, False
-            up = self.better == "higher"
-            good &= better < 1 + self.delta if up else better > 1 - self.delta
+                equivalent = False
+                continue
+            if better < 1 + self.delta if up else better > 1 - self.delta:
+                bounded[lv] = better
             equivalent &= worse > 1 - self.delta if up else worse < 1 + self.delta
-        return good, good and equivalent
+        if not self.retired and len(bounded) == len(alive) - 1 and equivalent:
+            self.stopped = TIE
+            return
+        for lv, better in bounded.items():
+            self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv)["ratio"]),
+                                          better, level, self.delta, self.better)
 
     def ratio_bounds(self, lead: str, other: str, level: float) -> tuple[float, float]:
         """One-sided (1 - level) bounds of other/leader by the answer's paired t on the
