@@ -151,9 +151,10 @@ def text(dec: dict) -> list[str]:
         lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
                      f"(leader {dec['winner']}); {dec['metric']}")
     elif dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
-        lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
-                     f"rounds, and none is {dec['delta']:.0%} or more better than the leader "
-                     f"{dec['winner']} (confidence at least {1 - dec['alpha']:.0%}): choose it; {dec['metric']}")
+        lines.append(f"Tie: {', '.join(dec['ties'])} — none is {dec['delta']:.0%} or more better "
+                     f"than the leader {dec['winner']} (confidence at least {1 - dec['alpha']:.0%}): "
+                     f"choose it; no test showed it better than the others in {dec['rounds']} rounds "
+                     f"(their lines say how far behind each was); {dec['metric']}")
     elif dec["verdict"] == "tie":
         lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
                      f"rounds, but they were not shown to be within {dec['delta']:.0%} of each "
