@@ -8,9 +8,10 @@ is relative and needs no reference run: whatever the filesystem's speed, a time-
 job does the fraction x less I/O in its runtime, a size-based one takes 1/(1 - x) the
 time. It slows throughput (IOPS, bandwidth) only: each I/O's latency is what it was, so
 a race on a latency sees no slowdown. The slowdown achieved can be more than x (each
-idle waits for the queue to drain first, and a sleep overshoots on a loaded machine) and,
-in a job of a few periods, less (the first idle comes late): bench/decide --real-planted
-measures it (docs/decide.md: to ±10 points on a shared machine, the 3% clone's above 3%).
+idle waits for the queue to drain first; on a virtual machine the I/O after an idle runs
+slower for a while) and, in a job of a few periods, less (the first idle comes late):
+bench/decide --real-planted measures it (docs/decide.md: about twice x on the 2-core
+development VM, 5.2% / 8.6% / 17.4% for 3% / 5% / 10%).
 """
 from __future__ import annotations
 
