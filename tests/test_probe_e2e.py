@@ -43,6 +43,20 @@ def test_refused_options_stop_the_run_before_its_row(tmp_path, state_dir, result
 
 
 @needs_root()
+def test_the_probe_uses_the_image_the_run_would_use(tmp_path, state_dir, results):
+    """xfs -d agcount=8 fits a 1 GiB image, not the 300 MiB smoke image every unit of this
+    run makes: the probe refuses it on that size, before a run row (it was accepted on a
+    larger scratch image, and every unit then failed)."""
+    p = run_fslab("run", "--fs", "xfs", "--profile", "smoke", "-n", "1", "--mkfs-options",
+                  "-d agcount=8", "--results", str(results), "--workdir", str(tmp_path / "w"),
+                  check=False, timeout=300)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.startswith("fslab: xfs: mkfs.xfs -d agcount=8 refused: ") and \
+        "Log size must be at least 64MB" in p.stderr, p.stderr
+    assert no_run_row(results) and not leftovers()
+
+
+@needs_root()
 def test_a_refused_variant_is_named_among_accepted_ones(tmp_path, state_dir, results):
     p = run_fslab("run", "--fs", "ext4,ext4:wb[-o data=writeback],xfs:bad[-o nobarrier]",
                   "--profile", "smoke", "-n", "1", "--results", str(results),

@@ -131,3 +131,19 @@ def test_what_a_host_cannot_make_is_a_new_schedule_not_an_edit():
     here = schedule.here()
     assert here is not schedule and len(schedule.pairs) == 2 * 7
     assert all(pair in schedule.pairs for pair in here.pairs)
+
+
+def test_the_smallest_image_is_the_one_the_dry_run_shows_the_units_make():
+    """What the options probe sizes its scratch image by (fslab/run/probe.py): the smallest
+    image any unit of the plan makes the filesystem on, never below what its mkfs takes;
+    --image-size on the filesystem wins."""
+    p = flags_plan(fs="ext4,xfs", suite="fio", profile="smoke", iterations=1)
+    schedule = Schedule.of(p)
+    shown = {}
+    for c in outline(p, schedule=schedule)["cases"]:
+        shown.setdefault(c["filesystem"], []).append(c["image_bytes"])
+    for spec in p.filesystem:
+        assert schedule.smallest_image(spec) == min(shown[spec.label])
+        assert schedule.smallest_image(spec) >= filesystems.get(spec.name).min_bytes
+    big = p.filesystem[1].model_copy(update={"image_size": "2G"})
+    assert schedule.smallest_image(big) == 2 << 30

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import FilesystemSpec
 from fslab.filesystems.base import Instance, read_mountinfo
+from fslab.run.schedule import Schedule
 from fslab.run.session import scratch_dir, end_driver_sessions
 from fslab.system import state
 from fslab.targets.loop import LoopTarget
@@ -36,7 +37,7 @@ from fslab.system.proc import run, _procs, kill_family
 from fslab.plan.profiles import parse_size
 from fslab import filesystems
 
-SIZE_BYTES = 1 << 30   # sparse; fits every catalogue value (xfs -d agcount=8 needs ~1 GiB)
+SIZE_BYTES = 1 << 30   # sparse; when the plan cannot tell the size its units will use
 TIME_LIMIT_S = 120         # per variant: mkfs + mount + read back (teardown has its own limits)
 
 
@@ -274,10 +275,20 @@ def _time_limit(seconds: float) -> Iterator[_Limit]:
         signal.signal(signal.SIGALRM, old)
 
 
+def probe_size(plan, spec: FilesystemSpec) -> int:
+    """The image a probe of `spec` uses: the smallest the plan's units will make it on."""
+    return _size(Schedule.of(plan), spec)
+
+
+def _size(schedule, spec: FilesystemSpec) -> int:
+    return schedule.smallest_image(spec) or SIZE_BYTES
+
+
 def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
     """Probe every variant of `plan` that has options of its own and can be made here;
     FslabError (exit 2) when any is refused, naming the first and counting the others.
     Returns {label: ProbeResult.as_dict()} for the run's environment."""
+    schedule = Schedule.of(plan)
     results: dict[str, ProbeResult] = {}
     probed: set[str] = set()
     t0 = time.monotonic()
@@ -287,7 +298,7 @@ def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
             if not has_own_options(spec) or not driver.probe_options or not driver.available().ok:
                 continue   # nothing of the user's to refuse, or the scheduler skips it with a note
             probed.add(spec.name)
-            results[spec.label] = probe(driver, spec)
+            results[spec.label] = probe(driver, spec, size_bytes=_size(schedule, spec))
     finally:
         # the run starts what it needs again; a refused run must leave no daemon behind
         end_driver_sessions(sorted(probed), lambda e: say(f"warning: {e}"))

@@ -92,6 +92,15 @@ class Schedule:
                 v, pairs=(), notes=(f"{v.spec.label} skipped: not available here ({avail.why})",)))
         return replace(self, variants=tuple(kept))
 
+    def smallest_image(self, spec: FilesystemSpec) -> int | None:
+        """The smallest loop image a unit of this plan would make `spec` on (what its
+        options must fit: a probe on a larger one accepts what the run's mkfs refuses),
+        or None when no case can tell before it runs."""
+        sizes = [suite.image_bytes(case, spec, self.plan.profile)
+                 for _, suite, cases in self.suite_cases for case in cases]
+        sizes = [s for s in sizes if s]
+        return max(min(sizes), filesystems.get(spec.name).min_bytes) if sizes else None
+
     @property
     def pairs(self) -> list[Pair]:
         """(fs variant, suite, case) of one round, in plan order."""
