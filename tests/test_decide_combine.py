@@ -120,3 +120,23 @@ def test_a_refused_combination_loses_its_weakest_option_while_two_are_left():
     w = c.weaker()
     assert [h.value for h in w.helped] == ["-i size=2048", "-b size=1024"] and w.candidate is not None
     assert w.weaker().candidate is None and len(w.weaker().helped) == 1
+
+
+def test_a_refused_combination_loses_the_weakest_option_its_refusal_names():
+    """mkfs.xfs refused -i size=2048 with -b size=2048 (seen in a 3-stage decide): the
+    weakest of the mkfs options it names goes, the mount options stay (before, the
+    weakest of all went first: noatime, then the next, one refusal each)."""
+    cands = info("xfs", "-d agcount=2", "logbsize=64k", "-i size=2048", "-b size=2048", "noatime")
+    ratios = {"xfs:-d agcount=2": 1.19, "xfs:logbsize=64k": 1.18, "xfs:-i size=2048": 1.17,
+              "xfs:-b size=2048": 1.137, "xfs:noatime": 1.089}
+    c = combine("xfs", ratios, cands, "higher", set())
+    assert [h.value for h in c.helped] == ["-d agcount=2", "logbsize=64k", "-i size=2048",
+                                           "-b size=2048", "noatime"]
+    why = ("mkfs.xfs -d agcount=2 -i size=2048 -b size=2048 refused: allowable inode size "
+           "with 2048 byte blocks is between 256 and 1024")
+    w = c.weaker(why)
+    assert [h.value for h in w.helped] == ["-d agcount=2", "logbsize=64k", "-i size=2048", "noatime"]
+    assert w.candidate.spec.mkfs_options == ["-d", "agcount=2", "-i", "size=2048"]
+    assert w.candidate.spec.mount_options == ["logbsize=64k", "noatime"]
+    # a refusal that names none of them: the weakest of all goes
+    assert [h.value for h in c.weaker("timed out").helped][-1] == "-b size=2048"

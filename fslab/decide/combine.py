@@ -7,8 +7,8 @@ they say nothing about the combination; only the next stage's fresh rounds do
 (docs/decide.md). Among the helpers, one value per catalogue key (the better one), and
 of two keys the catalogue marks as conflicting (Option.conflicts) the better one; two
 or more left make one combined candidate per filesystem. mkfs or mount refusing the
-combination is the probe's to say: then its weakest option goes and the rest is tried,
-while two are left (fslab/decide/stages.py).
+combination is the probe's to say: then the weakest of the options its refusal names goes
+and the rest is tried, while two are left (fslab/decide/stages.py).
 """
 from __future__ import annotations
 
@@ -37,9 +37,12 @@ class Combination:
     dropped: list[str] = field(default_factory=list)       # helpers left out, one line each
     candidate: Candidate | None = None                    # None: fewer than two helped
 
-    def weaker(self) -> "Combination":
-        """The same without its weakest option (what mkfs or mount refused may be its)."""
-        out = Combination(self.fs, self.helped[:-1], list(self.dropped))
+    def weaker(self, refusal: str = "") -> "Combination":
+        """The same without one option: the weakest of those the refusal names (mkfs's or
+        mount's command line is in it: a mount option stays when mkfs refused), else the
+        weakest of all."""
+        named = [h for h in self.helped if h.value in refusal] or self.helped
+        out = Combination(self.fs, [h for h in self.helped if h is not named[-1]], list(self.dropped))
         if len(out.helped) >= 2:
             out.candidate = _candidate(self.fs, [(h, option_of(self.fs, h.value)) for h in out.helped])
         return out

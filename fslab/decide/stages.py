@@ -90,8 +90,8 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
                     max_candidates: int, refused=lambda c: None) -> tuple[str | None, list[Candidate], list[str]]:
     """(the next stage's kind, its candidates before the probe, lines saying why) or
     (None, [], the one line saying why there is no next stage). `refused(candidate)`: why
-    mkfs or mount refuse a combination (None: they take it); a refused one loses its
-    weakest option and is tried again while two are left."""
+    mkfs or mount refuse a combination (None: they take it); a refused one loses the
+    weakest option the refusal names and is tried again while two are left."""
     if stage.kind == SCREEN:
         lead = dec.get("winner")
         if lead is None:
@@ -120,7 +120,7 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
         line = c.summary()
         while c.candidate is not None and (why := refused(c.candidate)):
             line += f"; {' + '.join(h.value for h in c.helped)} refused: {why}"
-            c = c.weaker()
+            c = c.weaker(why)
             if c.candidate is not None:
                 line += f"; trying {c.candidate.changed}"
         if c.candidate is not None:
