@@ -119,7 +119,7 @@ def exact_two_sided_u_p(a, b) -> float:
 def test_interleaved_rounds_are_compared_within_rounds_with_holm(result):
     """Every level ran once per round: each pair is a paired t-test on the per-round log
     ratios (scipy's ttest_rel on the logs), its ratio the geometric-mean ratio with the
-    t-interval, Holm over the pairs as statsmodels computes it."""
+    t-interval, its effect size within rounds, Holm over the pairs as statsmodels computes it."""
     pairs = result.pairs.set_index(["baseline", "other"])
     assert result.levels == ["btrfs", "ext4", "xfs"]
     raw = {}
@@ -129,7 +129,8 @@ def test_interleaved_rounds_are_compared_within_rounds_with_holm(result):
         d = np.log(VALUES[b]) - np.log(VALUES[a])
         raw[(a, b)] = stats.ttest_rel(np.log(VALUES[b]), np.log(VALUES[a])).pvalue
         assert row["p"] == pytest.approx(raw[(a, b)])
-        assert row["delta"] == pytest.approx(cliffs_delta(np.array(VALUES[a]), np.array(VALUES[b])))
+        # the effect size within rounds too: the share of rounds b is above a minus below
+        assert row["delta"] == pytest.approx(np.mean(np.sign(np.array(VALUES[b]) - np.array(VALUES[a]))))
         assert row["ratio"] == pytest.approx(np.exp(d.mean()))
         lo, hi = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
         assert (row["ratio_ci_lo"], row["ratio_ci_hi"]) == pytest.approx((np.exp(lo), np.exp(hi)))
@@ -583,3 +584,15 @@ def test_a_store_written_by_an_earlier_fslab_opens_and_shows_only_tested_separat
     text = markdown(loaded)
     assert "## Answer" in text and "fio:randwrite" in text
     store.close()
+
+
+def test_a_steady_gain_under_drift_is_a_large_effect_within_rounds():
+    """10% ahead in every round while the rounds drift by 30%: raw values overlap (Cliff's
+    delta across rounds calls it small), the blocked test and its effect size do not."""
+    from fslab.analysis.pairwise import pair_test, _row
+    drift = np.array([1.0, 1.3, 0.8, 1.25, 0.9, 1.1])
+    a, b = 100 * drift, 110 * drift * np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
+    rounds = np.arange(1, 7)
+    row = _row("a", "b", a, b, "higher", pair_test(a, b, rounds, rounds))
+    assert row["design"] == "blocked" and row["delta"] == 1.0
+    assert abs(cliffs_delta(a, b)) < 0.33
