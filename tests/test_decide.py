@@ -222,7 +222,8 @@ def test_the_decision_says_what_the_good_stop_shows():
            "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
            "commands": [], "left_out": []}
     first = text(dec)[0]
-    assert first.startswith("Tie: a, b") and "none is 3% or more better than the leader a" in first
+    assert first.startswith("Tie: a, b — choose the leader a") and \
+        "shown not 3% or more better than the leader when it stopped running" in first
 
 
 def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():
@@ -256,3 +257,17 @@ def test_the_expected_loss_of_a_time_is_the_share_of_it_the_best_saves_and_has_a
              for i, lv in enumerate(("a", "b"))}
     losses = [posterior(close, ["a", "b"], "lower", seed=s)["b"]["expected_loss"] for s in range(8)]
     assert max(losses) - min(losses) < 0.005 and all(0 <= x < 1 for x in losses)
+
+
+def test_posterior_correlation_counts_the_rounds_two_candidates_share():
+    """Y ran all 10 rounds with the reference, R only the first 3: their mean ratios are
+    less correlated than their ratios are (3 shared rounds of 10 and 3), so R's presence
+    must not sharpen Y's P(best) (it did, to 0.98 from the duel's 0.65, when the
+    correlation on the common rounds was used as is)."""
+    rng = np.random.default_rng(7)
+    x = {r: float(np.exp(rng.normal(0, 0.03))) for r in range(1, 11)}
+    y = {r: x[r] * (1.0 if r <= 3 else float(np.exp(rng.normal(0.005, 0.03)))) for r in x}
+    far = {r: x[r] * 0.8 for r in (1, 2, 3)}
+    duel = posterior({"x": x, "y": y}, ["x", "y"], "higher")["y"]["p_best"]
+    three = posterior({"x": x, "y": y, "far": far}, ["x", "y", "far"], "higher")["y"]["p_best"]
+    assert three == pytest.approx(duel, abs=0.03)

@@ -140,3 +140,12 @@ def test_a_refused_combination_loses_the_weakest_option_its_refusal_names():
     assert w.candidate.spec.mount_options == ["logbsize=64k", "noatime"]
     # a refusal that names none of them: the weakest of all goes
     assert [h.value for h in c.weaker("timed out").helped][-1] == "-b size=2048"
+
+
+def test_a_refusal_names_an_option_by_its_words_not_a_part_of_one():
+    cands = info("btrfs", "compress=zstd", "ssd", "noatime")
+    c = combine("btrfs", {"btrfs:compress=zstd": 1.2, "btrfs:ssd": 1.1, "btrfs:noatime": 1.05},
+                cands, "higher", set())
+    # 'ssd' inside 'nossd' or 'ssd_spread' is not the ssd option: the weakest of the named goes
+    w = c.weaker("mount -o compress=zstd,nossd,noatime refused: ...")
+    assert [h.value for h in w.helped] == ["compress=zstd", "ssd"]

@@ -13,6 +13,7 @@ and the rest is tried, while two are left (fslab/decide/stages.py).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from fslab import filesystems
@@ -41,7 +42,8 @@ class Combination:
         """The same without one option: the weakest of those the refusal names (mkfs's or
         mount's command line is in it: a mount option stays when mkfs refused), else the
         weakest of all."""
-        named = [h for h in self.helped if h.value in refusal] or self.helped
+        words = re.split(r"[\s,]+", refusal)
+        named = [h for h in self.helped if _names(words, h.value.split())] or self.helped
         out = Combination(self.fs, [h for h in self.helped if h is not named[-1]], list(self.dropped))
         if len(out.helped) >= 2:
             out.candidate = _candidate(self.fs, [(h, option_of(self.fs, h.value)) for h in out.helped])
@@ -55,6 +57,12 @@ class Combination:
                     f"{self.fs}: only {ins} beat its defaults: nothing to combine")
         return (f"{self.fs}: combined {ins} (each ahead of the defaults by its point estimate "
                 "in the one-at-a-time stage, not eliminated)" + "".join(f"; {d}" for d in self.dropped))
+
+
+def _names(words: list[str], option: list[str]) -> bool:
+    """`option`'s words stand together in `words` (btrfs `ssd` is not in `nossd`)."""
+    k = len(option)
+    return any(words[i:i + k] == option for i in range(len(words) - k + 1))
 
 
 def _pct(ratio: float) -> str:

@@ -94,7 +94,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
             "equivalent": race.stopped == TIE, "stopped": {WINNER: "one left", TIE: "within delta",
                                                           GOOD: "none delta better than the leader",
                                                           BUDGET: "rounds or budget spent",
-                                                          NONE: "every candidate's units failed",
+                                                          NONE: "the units of every candidate still running failed",
                                                           None: "interrupted"}[race.stopped],
             "finalists": race.finalists, "metric": measure.describe(), "better": race.better,
             "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
@@ -151,10 +151,11 @@ def text(dec: dict) -> list[str]:
         lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
                      f"(leader {dec['winner']}); {dec['metric']}")
     elif dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
-        lines.append(f"Tie: {', '.join(dec['ties'])} — none is {dec['delta']:.0%} or more better "
-                     f"than the leader {dec['winner']} (confidence at least {1 - dec['alpha']:.0%}): "
-                     f"choose it; no test showed it better than the others in {dec['rounds']} rounds "
-                     f"(their lines say how far behind each was); {dec['metric']}")
+        lines.append(f"Tie: {', '.join(dec['ties'])} — choose the leader {dec['winner']}: each "
+                     f"other one was shown not {dec['delta']:.0%} or more better than the leader "
+                     f"when it stopped running (confidence at least {1 - dec['alpha']:.0%}; its line "
+                     f"names that leader and how far behind it was); no test showed the leader "
+                     f"better than them in {dec['rounds']} rounds; {dec['metric']}")
     elif dec["verdict"] == "tie":
         lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
                      f"rounds, but they were not shown to be within {dec['delta']:.0%} of each "

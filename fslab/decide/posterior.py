@@ -29,15 +29,16 @@ POWER = 0.8
 
 def posterior(values: dict[str, dict[int, float]], labels: list[str], better: str,
               seed: int = 0) -> dict[str, dict[str, float]]:
-    """label -> {"p_best", "expected_loss"}: each candidate against a reference (the one
-    that ran the most rounds: the leader), on the rounds both ran, so a candidate retired
-    early weighs with its own rounds and the others keep all of theirs.
+    """label -> {"p_best", "expected_loss"}: each candidate against a reference (one that
+    ran the most rounds, a survivor), on the rounds both ran, so a candidate retired early
+    weighs with its own rounds and the others keep all of theirs.
 
     Candidate i's mean log ratio to the reference, d_i (se_i on n_i rounds), is drawn as
-    d_i + se_i * w_i * s_i: w is a standard normal vector correlated as the candidates'
-    ratios are on the rounds all of them ran (they share the reference's noise), and s_i
-    = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform for all (comonotone). With every
-    candidate on the same rounds this is exactly the multivariate t of the module doc."""
+    d_i + se_i * w_i * s_i: w is a standard normal vector whose correlation is the
+    ratios' on the rounds all of them ran (they share the reference's noise) times the
+    overlap of their rounds, and s_i = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform
+    for all (comonotone). With every candidate on the same rounds this is the multivariate
+    t of the module doc (in distribution; the random stream differs)."""
     if len(labels) == 1:
         return {labels[0]: {"p_best": 1.0, "expected_loss": 0.0}}
     ref = max(labels, key=lambda lv: (len(values.get(lv, {})), -labels.index(lv)))
@@ -54,13 +55,21 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     mean = np.array([ratios(lv, pairs[lv]).mean() for lv in others])
     n = np.array([len(pairs[lv]) for lv in others])
     se = np.array([np.std(ratios(lv, pairs[lv]), ddof=1) / math.sqrt(len(pairs[lv])) for lv in others])
-    # the shape of their joint noise: standardised ratios on the common rounds
+    # their correlation: the ratios' on the rounds all of them ran (they share the
+    # reference's noise), times the overlap of their rounds |Ri & Rj| / sqrt(ni nj) (the
+    # correlation of two means over different rounds); none where a ratio did not vary
     c = np.array([ratios(lv, common) for lv in others]).T                 # common x others
     sd = c.std(axis=0, ddof=1)
     u = np.divide(c - c.mean(axis=0), sd, out=np.zeros_like(c), where=sd > 0)
+    corr = u.T @ u / (len(common) - 1)
+    sets = [set(pairs[lv]) for lv in others]
+    overlap = np.array([[len(a & b) for b in sets] for a in sets]) / np.sqrt(np.outer(n, n))
+    corr = corr * overlap
+    np.fill_diagonal(corr, 1.0)
+    vals, vecs = np.linalg.eigh(corr)
+    root = vecs * np.sqrt(np.clip(vals, 0, None))                         # corr = root root'
     rng = np.random.default_rng(zlib.crc32(repr((seed, labels, common)).encode()))
-    z = rng.standard_normal((DRAWS, len(common)))
-    w = z @ u / math.sqrt(len(common) - 1)                                # draws x others
+    w = rng.standard_normal((DRAWS, len(others))) @ root.T                # draws x others
     q = rng.uniform(size=(DRAWS, 1))
     scale = np.sqrt((n - 1) / stats.chi2.ppf(q, n - 1))
     means = np.zeros((DRAWS, len(labels)))                                # the reference at 0

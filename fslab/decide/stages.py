@@ -98,7 +98,7 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
             return None, [], ["no next stage: no filesystem led the screen"]
         fs = next(f.name for f in stage.plan.filesystem if f.label == lead)
         how = ("the winner" if dec["verdict"] == "winner" else
-               "the leader (its choice: none of the others is delta better)" if
+               "the leader (its choice: the others shown not delta better)" if
                dec["stopped"] == "none delta better than the leader" else
                "the leader, a best guess (not separated from the others)")
         try:

@@ -96,10 +96,12 @@ class Schedule:
         """The smallest loop image a unit of this plan would make `spec` on (what its
         options must fit: a probe on a larger one accepts what the run's mkfs refuses),
         or None when no case can tell before it runs."""
+        driver = filesystems.get(spec.name)
         sizes = [suite.image_bytes(case, spec, self.plan.profile)
-                 for _, suite, cases in self.suite_cases for case in cases]
+                 for _, suite, cases in self.suite_cases if not suite.supports(driver)
+                 for case in cases if not suite.refuses(case, driver, spec.label)]
         sizes = [s for s in sizes if s]
-        return max(min(sizes), filesystems.get(spec.name).min_bytes) if sizes else None
+        return max(min(sizes), driver.min_bytes) if sizes else None
 
     @property
     def pairs(self) -> list[Pair]:
