@@ -50,11 +50,20 @@ def test_decide_eliminates_a_mount_option_that_costs_most_of_the_speed(tmp_path,
     p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--candidates", str(tmp_path / "c.toml"),
                   "--allow", "trade", "--profile", "smoke", "--json", "--results", str(results))
     dec = json.loads(p.stdout[p.stdout.index("{\n"):])
-    assert dec["verdict"] == "winner" and dec["winner"] == "ext4:plain", p.stdout
+    assert dec["winner"] == "ext4:plain", p.stdout
     by = {c["label"]: c for c in dec["candidates"]}
-    # round 3 (the first look) on a quiet machine; later when other work shares the disk
-    assert by["ext4:sync"]["eliminated_round"] is not None
-    assert "within rounds" in by["ext4:sync"]["why"] and by["ext4:sync"]["safety"] == "trade"
+    # eliminated at round 3 (the first look) on a quiet machine; when other work shares
+    # the disk (CI's parallel tests) the rounds can be too noisy to show it worse at the
+    # look's level, and it is retired instead, shown not 3% better than the default (the
+    # same look, the same t quantile for two candidates, less a 3% margin): either way it
+    # runs no more rounds, and the default is the answer
+    sync = by["ext4:sync"]
+    if sync["eliminated_round"] is not None:
+        assert dec["verdict"] == "winner" and "within rounds" in sync["why"], p.stdout
+    else:
+        assert sync["retired_round"] is not None and "not 3% better than ext4:plain" in sync["why"], p.stdout
+        assert dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader"
+    assert sync["safety"] == "trade" and "below" in sync["why"]
     assert by["ext4:plain"]["p_best"] >= 0.95
     assert dec["units_run"] <= dec["units_full_factorial"] == 2 * 10
     assert dec["units_run"] == 2 * dec["rounds"]
