@@ -149,7 +149,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                       False, job, image_size, with_text=False)   # the race's text is written below
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
-    kept, probed, left = _probed(cs.candidates, plan=base)
+    kept, probed, left = _probed(cs.candidates, base)
     left = list(cs.left_out) + left
     if len(kept) < 2:
         raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
@@ -171,11 +171,12 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     return race, probed
 
 
-def _probed(cands, quiet: bool = False, plan=None) -> tuple[list, dict, list[str]]:
+def _probed(cands, plan, quiet: bool = False) -> tuple[list, dict, list[str]]:
     """(the candidates mkfs and mount accept, what the probe read back, one line per
     candidate dropped): every candidate with options of its own is probed first, on an
     image the size `plan`'s units will make it on."""
-    from fslab.run.probe import has_own_options, probe, probe_size   # at use: it starts no work at import
+    from fslab.run.probe import has_own_options, probe, probe_sizes   # at use: it starts no work at import
+    size = probe_sizes(plan)
     kept, probed, left = [], {}, []
     for c in cands:
         driver = filesystems.get(c.spec.name)
@@ -183,8 +184,7 @@ def _probed(cands, quiet: bool = False, plan=None) -> tuple[list, dict, list[str
             left.append(f"{c.label}: {driver.available().why}")
             continue
         if has_own_options(c.spec) and driver.probe_options:
-            r = (probe(driver, c.spec, size_bytes=probe_size(plan, _sized(c.spec, plan))) if plan
-                 else probe(driver, c.spec))
+            r = probe(driver, c.spec, size_bytes=size(c.spec))
             probed[c.label] = r.as_dict()
             if not r.ok:
                 if not quiet:
@@ -193,12 +193,6 @@ def _probed(cands, quiet: bool = False, plan=None) -> tuple[list, dict, list[str
                 continue
         kept.append(c)
     return kept, probed, left
-
-
-def _sized(spec, plan):
-    """`spec` with the race's --image-size (its filesystems carry it), for the probe."""
-    size = next((f.image_size for f in plan.filesystem if f.image_size), None)
-    return spec.model_copy(update={"image_size": size}) if size and not spec.image_size else spec
 
 
 def _seconds(text: str) -> float:
@@ -243,7 +237,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
             probes: dict = {}
 
             def refused(c):
-                kept, probed, left = _probed([c], quiet=True, plan=plan1)
+                kept, probed, left = _probed([c], plan1, quiet=True)
                 probes.update(probed)
                 why = left[0] if left else ""
                 while why.startswith(f"{c.label}: "):      # the probe's line names it already
@@ -256,7 +250,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                 break
             for line in lines:
                 console.print(line, markup=False, highlight=False)
-            kept, probed, left = _probed([c for c in cands if c.label not in probes], plan=plan1)
+            kept, probed, left = _probed([c for c in cands if c.label not in probes], plan1)
             kept += [c for c in cands if c.label in probes]       # the combinations, probed
             kept.sort(key=cands.index)
             probed.update({c.label: probes[c.label] for c in kept if c.label in probes})

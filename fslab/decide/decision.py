@@ -23,8 +23,8 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
     alive = race.survivors
     measured = [lv for lv in alive if race.values.get(lv)]
     winner = race.leader(measured) if measured else None
-    # P(best) among the finalists: the survivors and the retired (not shown worse), on
-    # the rounds all of them ran (a retired one ran none after its retirement)
+    # P(best) among the finalists: the survivors and the retired (not shown worse), each
+    # on its own rounds (a retired one ran none after its retirement)
     finalists = [lv for lv in race.finalists if race.values.get(lv)]
     post = posterior(race.values, finalists, race.better, seed=plan.run.seed) if measured else {}
     units = [u for u in store.units(run_id) if first < int(u["iteration"]) <= first + d.max_rounds

@@ -12,7 +12,6 @@ daemon at the same moment each started one, and the one without the mark outlive
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from contextlib import contextmanager
@@ -21,18 +20,20 @@ from typing import Iterator
 
 from fslab.errors import StepFailed
 from fslab.system import state
+from fslab.system.locks import exclusive
 from fslab.system.proc import run
 from fslab.system.teardown import BUSY_CHECKS, stop_pid
 from fslab.system.mounts import mounts
 
 
+LOCK_WAIT_S = 300    # a start or stop takes seconds; its own steps have their limits
+
+
 @contextmanager
 def _daemon_lock() -> Iterator[None]:
     """Host-wide (beside the started mark): one fslab process at a time starts or stops
-    the daemon."""
-    path = started_mark().with_suffix(".lock")
-    with open(path, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    the daemon; a failed step when another holds it past LOCK_WAIT_S."""
+    with exclusive(started_mark().with_suffix(".lock"), LOCK_WAIT_S, "zfs-fuse daemon"):
         yield
 
 

@@ -275,20 +275,25 @@ def _time_limit(seconds: float) -> Iterator[_Limit]:
         signal.signal(signal.SIGALRM, old)
 
 
-def probe_size(plan, spec: FilesystemSpec) -> int:
-    """The image a probe of `spec` uses: the smallest the plan's units will make it on."""
-    return _size(Schedule.of(plan), spec)
+def probe_sizes(plan) -> Callable[[FilesystemSpec], int]:
+    """The image a probe of a spec uses: the smallest the plan's units will make it on (with
+    the plan's --image-size, which its filesystems carry, for a candidate not yet in it).
+    The plan is expanded once for every spec asked about."""
+    schedule = Schedule.of(plan)
+    given = next((f.image_size for f in plan.filesystem if f.image_size), None)
 
-
-def _size(schedule, spec: FilesystemSpec) -> int:
-    return schedule.smallest_image(spec) or SIZE_BYTES
+    def size(spec: FilesystemSpec) -> int:
+        if given and not spec.image_size:
+            spec = spec.model_copy(update={"image_size": given})
+        return schedule.smallest_image(spec) or SIZE_BYTES
+    return size
 
 
 def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
     """Probe every variant of `plan` that has options of its own and can be made here;
     FslabError (exit 2) when any is refused, naming the first and counting the others.
     Returns {label: ProbeResult.as_dict()} for the run's environment."""
-    schedule = Schedule.of(plan)
+    size = probe_sizes(plan)
     results: dict[str, ProbeResult] = {}
     probed: set[str] = set()
     t0 = time.monotonic()
@@ -298,7 +303,7 @@ def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
             if not has_own_options(spec) or not driver.probe_options or not driver.available().ok:
                 continue   # nothing of the user's to refuse, or the scheduler skips it with a note
             probed.add(spec.name)
-            results[spec.label] = probe(driver, spec, size_bytes=_size(schedule, spec))
+            results[spec.label] = probe(driver, spec, size_bytes=size(spec))
     finally:
         # the run starts what it needs again; a refused run must leave no daemon behind
         end_driver_sessions(sorted(probed), lambda e: say(f"warning: {e}"))
