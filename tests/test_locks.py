@@ -31,3 +31,17 @@ def test_a_lock_released_in_time_is_taken(tmp_path):
     with exclusive(path, 5, "test"):
         got.append(True)
     assert got == [True]
+
+
+def test_the_resource_list_is_not_waited_for_forever(tmp_path, monkeypatch):
+    """fslab/system/state.py: a process hanging while it holds the resource list's lock
+    fails the next note with its name, and the list is untouched."""
+    from fslab.system import state
+    monkeypatch.setenv("FSLAB_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(state, "LOCK_S", 0.3)
+    state.note("file", "/tmp/a")
+    with open(tmp_path / "resources.lock", "a+") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        with pytest.raises(StepFailed, match="fslab's resource list"):
+            state.note("file", "/tmp/b")
+    assert [e["id"] for e in state.entries()] == ["/tmp/a"]

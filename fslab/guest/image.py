@@ -16,8 +16,6 @@ Layout of one image directory:
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -28,11 +26,12 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from fslab.errors import FslabError
 from fslab.guest import initramfs, openzfs
 from fslab.guest.paths import cache_root, debian_mirror
+from fslab.system.locks import exclusive
 from fslab.system.proc import run, which
 from fslab.system.mounts import mounted_under
 
@@ -51,6 +50,9 @@ HOST_PACKAGES = ["qemu-system-x86", "qemu-utils", "debootstrap", "busybox-static
 
 GUEST_INIT = "/usr/local/sbin/fslab-guest-init"
 DEPS_DIR = "/opt/fslab/deps"
+# How long to wait for another process building the same image (a build takes 10-15 min on
+# 2 cores, longer at idle priority beside a test run): past it the waiting step fails
+BUILD_WAIT_S = 3600
 
 
 
@@ -147,7 +149,9 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
-    with _lock(root / f"{key}.lock"):
+    # another fslab process may be building the same image (./run-tests prebuilds it in
+    # the background at idle priority): wait for it, but not forever
+    with exclusive(root / f"{key}.lock", BUILD_WAIT_S, "waiting for the guest image build"):
         if (final / "manifest.json").exists():
             return Image(final)
         if os.geteuid() != 0:
@@ -178,13 +182,6 @@ def _prune(root: Path, keep: Path) -> None:
         if p != keep and p.is_dir() and (p / "manifest.json").exists():
             shutil.rmtree(p, ignore_errors=True)
             (root / f"{p.name}.lock").unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
 
 
 def _build(out: Path, kernel: tuple[str, str], ingredients: dict,

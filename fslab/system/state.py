@@ -3,17 +3,20 @@
 Every resource (mount, loop device, zpool, daemon, image file, guest...) is noted
 here *before* the step that creates it completes, and forgotten after its
 teardown succeeds. A kill -9 therefore leaves a list `fslab cleanup` can finish.
-The file is shared by concurrent fslab processes and guarded with flock.
+The file is shared by concurrent fslab processes and guarded with flock, held for a read
+and a write only: a holder that hangs past LOCK_S fails the waiting step instead of
+stalling it forever.
 """
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 from typing import Callable, Iterator
 
 import orjson
+
+from fslab.system.locks import exclusive
 
 # Teardown order: lower first. Mounts go before the pools/loops under them, etc.;
 # a fio server (fslab.remote) before the mounts its jobs may still hold open.
@@ -21,6 +24,8 @@ PRIORITY = {"guest": 0, "fio-server": 5, "mount": 10, "dm": 15, "zpool": 20, "lo
             "daemon": 40, "netns": 45, "file": 50, "dir": 60}
 
 _handlers: dict[str, Callable[[dict], None]] = {}
+
+LOCK_S = 60     # the lock is held for one read and one write of a small file
 
 
 def state_dir() -> Path:
@@ -42,8 +47,7 @@ def _path() -> Path:
 @contextlib.contextmanager
 def _locked() -> Iterator[list[dict]]:
     p = _path()
-    with open(p.with_suffix(".lock"), "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive(p.with_suffix(".lock"), LOCK_S, "fslab's resource list"):
         entries = orjson.loads(p.read_bytes()) if p.exists() and p.stat().st_size else []
         yield entries
         tmp = p.with_suffix(".tmp")
