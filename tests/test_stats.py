@@ -596,3 +596,15 @@ def test_a_steady_gain_under_drift_is_a_large_effect_within_rounds():
     row = _row("a", "b", a, b, "higher", pair_test(a, b, rounds, rounds))
     assert row["design"] == "blocked" and row["delta"] == 1.0
     assert abs(cliffs_delta(a, b)) < 0.33
+
+
+def test_outliers_where_most_values_are_equal():
+    """The MAD is 0 when more than half the values tie (fio's runtimes, bucketed latency
+    percentiles): the mean absolute deviation is the scale then (Iglewicz and Hoaglin), so
+    a 0.2% step is no outlier and a value far off 14 equal ones is; all equal: none. (One
+    value off n - 1 equal ones scores n / 1.2533, so fewer than 13 values flag nothing.)"""
+    from fslab.analysis.describe import outlier_mask
+    v = pd.Series([2.752, 2.752, 2.758, 2.752, 2.752] + [9.0] * 14 + [900.0] + [9.0] * 4 + [90.0]
+                  + [5.0] * 3)
+    group = pd.Series(["t"] * 5 + ["far"] * 15 + ["few"] * 5 + ["same"] * 3)
+    assert list(outlier_mask(v, [group])) == [False] * 19 + [True] + [False] * 8

@@ -90,8 +90,9 @@ def footnotes(a: Analysis) -> list[str]:
                      + (f"Tests, chosen by the design (docs/statistics.md): {'; '.join(tests)}."
                         if tests else "No test ran: too few rounds."))
     if int(a.summary["outliers"].sum()):
-        notes.append(f"{int(a.summary['outliers'].sum())} outlier value(s) flagged "
-                     "(|x − median| > 10 × 1.4826 MAD), kept in every statistic.")
+        notes.append(f"{int(a.summary['outliers'].sum())} of {int(a.summary['n'].sum())} values flagged "
+                     "as outliers (|x − median| > 10 × 1.4826 MAD, or 1.2533 × the mean absolute "
+                     "deviation where the MAD is 0), kept in every statistic.")
     return notes
 
 
