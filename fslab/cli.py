@@ -13,7 +13,7 @@ import typer
 from typer.core import TyperOption
 
 from fslab import __version__
-from fslab.errors import FslabError
+from fslab.errors import FslabError, StepFailed
 import fslab.commands as pkg
 
 # Typer 0.29 prints a flag's Python type beside it ("--json  <bool>"), as if it took a value;
@@ -59,3 +59,6 @@ def main() -> None:
     except FslabError as e:
         print(f"fslab: {e}", file=sys.stderr)
         sys.exit(e.code)
+    except StepFailed as e:     # a step outside any unit (a lock held too long at start-up)
+        print(f"fslab: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -45,3 +45,21 @@ def test_the_resource_list_is_not_waited_for_forever(tmp_path, monkeypatch):
         with pytest.raises(StepFailed, match="fslab's resource list"):
             state.note("file", "/tmp/b")
     assert [e["id"] for e in state.entries()] == ["/tmp/a"]
+
+
+def test_a_forked_child_that_never_answers_is_given_up_on(monkeypatch):
+    """fslab/system/forked.py: collecting waits COLLECT_S for the child, then kills it and
+    does the work itself (the same function, the same result)."""
+    import os
+    from fslab.system import forked
+    monkeypatch.setattr(forked, "COLLECT_S", 0.5)
+    parent = os.getpid()
+
+    def work(x):
+        if os.getpid() != parent:      # the child hangs
+            time.sleep(3600)
+        return x * 2
+
+    t0 = time.monotonic()
+    assert forked.start(work, 21)() == 42
+    assert time.monotonic() - t0 < 10

@@ -51,8 +51,9 @@ HOST_PACKAGES = ["qemu-system-x86", "qemu-utils", "debootstrap", "busybox-static
 GUEST_INIT = "/usr/local/sbin/fslab-guest-init"
 DEPS_DIR = "/opt/fslab/deps"
 # How long to wait for another process building the same image (a build takes 10-15 min on
-# 2 cores, longer at idle priority beside a test run): past it the waiting step fails
-BUILD_WAIT_S = 3600
+# 2 cores; ./run-tests builds it at idle CPU and I/O priority beside the tests, which can
+# take several times that): past it the waiting step fails
+BUILD_WAIT_S = 7200
 
 
 
@@ -297,7 +298,7 @@ def _package_versions(rootfs: Path) -> dict[str, str]:
 
 def _make_ext4(rootfs: Path, image: Path) -> None:
     used = int(subprocess.run(["du", "-sb", str(rootfs)], capture_output=True, text=True,
-                              check=True).stdout.split()[0])
+                              check=True, timeout=600).stdout.split()[0])
     size = int(used * 1.3) + (256 << 20)
     with open(image, "wb") as f:
         f.truncate(size)

@@ -115,13 +115,19 @@ def build(out: Path, modules_dir: Path, scratch: Path,
     init.write_text(INIT.replace("__GUEST_INIT__", guest_init))
     init.chmod(0o755)
     files = subprocess.run(["find", "."], cwd=scratch, capture_output=True, text=True,
-                           check=True).stdout
+                           check=True, timeout=300).stdout
     with open(out, "wb") as f:
         cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet"], cwd=scratch,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         gz = subprocess.Popen(["gzip", "-9"], stdin=cpio.stdout, stdout=f)
         cpio.stdout.close()
-        cpio.communicate(files.encode())
-        if gz.wait() != 0 or cpio.returncode != 0:
+        try:
+            cpio.communicate(files.encode(), timeout=600)
+            gz.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            cpio.kill()
+            gz.kill()
+            raise FslabError("building the initramfs took more than 10 minutes (cpio/gzip)") from None
+        if gz.returncode != 0 or cpio.returncode != 0:
             raise FslabError("building the initramfs failed (cpio/gzip)")
     shutil.rmtree(scratch, ignore_errors=True)

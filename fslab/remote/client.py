@@ -18,6 +18,7 @@ from pathlib import Path
 from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
 from fslab.records import Measurement
 from fslab.remote.hosts import HostSpec
+from fslab.system.proc import kill_group
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,13 @@ def run_clients(jobs: list[tuple[Endpoint, Path]], output: Path, log: Path,
                     try:
                         p.wait(timeout=5)
                     except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait()
+                        kill_group(p)
                     code = -1
                     out.write(f"\nfslab: {why}; fio client stopped\n".encode())
                     break
         finally:
             if p.poll() is None:       # interrupted (Ctrl-C): the client goes too
-                p.kill()
-                p.wait()
+                kill_group(p)
     return split_by_host([h for h, _ in jobs], output, log, code)
 
 

@@ -129,7 +129,10 @@ def stop_group(pgid: int, match: str, reap: subprocess.Popen | None = None,
             if not group_members(pgid):
                 break
     if reap is not None:
-        reap.wait()
+        try:
+            reap.wait(timeout=5)     # one stuck in the kernel (D state) cannot be reaped
+        except subprocess.TimeoutExpired:
+            pass
 
 
 @state.handler(KIND)

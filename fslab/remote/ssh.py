@@ -26,6 +26,7 @@ from pathlib import Path
 
 from fslab.errors import StepFailed
 from fslab.remote.hosts import LOOPBACK
+from fslab.system.proc import kill_group
 
 
 class HostLost(StepFailed):
@@ -175,8 +176,7 @@ class AgentHost:
         try:
             self.proc.wait(timeout=300)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            kill_group(self.proc)
             return [f"agent did not exit after teardown: {self._lost()}"]
         finally:
             if self.forward is not None:

@@ -3,8 +3,9 @@
 The analysis of a large run is CPU-bound Python and numpy; on a machine with two or
 more cores a forked child takes part of it. The child inherits everything by fork (no
 copying or pickling of the data) and sends back only its result. If the child fails
-for any reason, collecting does the work in this process instead: the same function
-on the same arguments gives the same result, and a real error surfaces here.
+for any reason, or has not answered within COLLECT_S, collecting does the work in this
+process instead: the same function on the same arguments gives the same result, and a
+real error surfaces here.
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ MIN_SIZE = {
     "fio import": 500,       # fio JSON files parsed by `fslab import`
 }
 PER_WORKER = {"fio import": 250}    # files per task of the import's process pool
+# How long collecting waits for a child's answer before doing the work itself: the child
+# started with the parent's other half, so a healthy one has answered long before
+COLLECT_S = 600
 
 
 def worth_it(work: str, size: int) -> bool:
@@ -54,13 +58,18 @@ def start(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     send.close()
 
     def collect() -> Any:
+        ok, value = False, None
         try:
-            ok, value = receive.recv()
+            # a child that hangs (a lock another thread held at fork) is given up on
+            if receive.poll(COLLECT_S):
+                ok, value = receive.recv()
         except (EOFError, OSError):      # the child died before answering
-            ok, value = False, None
+            pass
         finally:
             receive.close()
-            child.join()
+            if not ok:
+                child.kill()
+            child.join(timeout=5)
         return value if ok else fn(*args)
     return collect
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.errors import StepFailed
-from fslab.system.proc import Result, run
+from fslab.system.proc import Result, kill_group, run
 
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
            "GIT_AUTHOR_NAME": "fslab", "GIT_AUTHOR_EMAIL": "fslab@localhost",
@@ -184,8 +184,7 @@ def generate(dest: Path, spec: HistorySpec) -> list[str]:
         if p.wait(timeout=3600) != 0:
             raise StepFailed(f"git fast-import failed (exit {p.returncode}) in {dest}")
     except BaseException:
-        p.kill()
-        p.wait()
+        kill_group(p)           # and stop waiting for one stuck in the kernel
         raise
     git(["checkout", "-q", "main"], dest)
     shas = git(["rev-list", "--reverse", "main"], dest).stdout.split()
