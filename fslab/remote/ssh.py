@@ -34,6 +34,9 @@ class HostLost(StepFailed):
 
 
 PING_EVERY = 5.0      # seconds; the agent gives up after 60 s without a line
+# An operation's reply (environment, a filesystem prepared or released, fio's server
+# started): each command the agent runs has its own time limit; past this the agent hangs
+CALL_S = 1800.0
 
 
 class LoopbackForward:
@@ -118,15 +121,29 @@ class AgentHost:
             raise HostLost(self._lost())
         try:
             self._send({"op": op, "args": args})
-            line = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
             raise HostLost(self._lost()) from None
+        got: list[str] = []
+        reader = threading.Thread(target=self._read_reply, args=(got,), daemon=True)
+        reader.start()
+        reader.join(CALL_S)
+        if reader.is_alive():       # a hung agent: the connection goes, and the read ends
+            kill_group(self.proc)
+            reader.join(5)
+            raise HostLost(f"the agent did not answer {op!r} within {CALL_S:g} s; connection closed")
+        line = got[0] if got else ""
         if not line:
             raise HostLost(self._lost())
         reply = json.loads(line)
         if not reply["ok"]:
             raise StepFailed(reply["error"])
         return reply["result"]
+
+    def _read_reply(self, got: list[str]) -> None:
+        try:
+            got.append(self.proc.stdout.readline())
+        except (OSError, ValueError):
+            pass
 
     def _lost(self) -> str:
         """Why the agent is gone, in its own or ssh's last words."""

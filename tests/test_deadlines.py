@@ -1,4 +1,5 @@
-"""fslab/system/locks.py: a host-wide lock is waited for, but never forever."""
+"""Nothing waits forever: a host-wide lock (fslab/system/locks.py), the resource list, a
+forked child, a remote agent: each is waited for, but not past its deadline."""
 from __future__ import annotations
 
 import fcntl
@@ -63,3 +64,18 @@ def test_a_forked_child_that_never_answers_is_given_up_on(monkeypatch):
     t0 = time.monotonic()
     assert forked.start(work, 21)() == 42
     assert time.monotonic() - t0 < 10
+
+
+def test_a_remote_agent_that_never_answers_is_given_up_on(monkeypatch, tmp_path):
+    """fslab/remote/ssh.py: a call waits CALL_S for the agent's reply, then closes the
+    connection (the agent's process group goes) and fails the step, naming the operation.
+    The "agent" here is a shell that reads nothing and never answers."""
+    from fslab.remote import ssh
+    monkeypatch.setattr(ssh, "CALL_S", 0.5)
+    host = ssh.AgentHost(["sh", "-c", "sleep 3600", "--"], "python3", str(tmp_path))
+    t0 = time.monotonic()
+    with pytest.raises(ssh.HostLost, match="did not answer 'environment' within 0.5 s"):
+        host.environment(["ext4"])
+    assert time.monotonic() - t0 < 15
+    assert host.proc.poll() is not None       # the hung agent is gone, not left behind
+    host.close()
