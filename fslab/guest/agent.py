@@ -36,10 +36,11 @@ def prepare_data_disk(dev: str, mountpoint: str = "/data") -> None:
     # and small inode tables keep mkfs fast under emulation with no lazy init later
     subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "262144", "-E",
                     "lazy_itable_init=0,lazy_journal_init=0,nodiscard", "-L", "fslab-data", dev],
-                   check=True)
+                   check=True, timeout=1200)     # under TCG emulation a full mkfs is slow
     Path(mountpoint).mkdir(exist_ok=True)
     # discard: images deleted in the guest become holes in the host's sparse file again
-    subprocess.run(["mount", "-t", "ext4", "-o", "discard,noatime", dev, mountpoint], check=True)
+    subprocess.run(["mount", "-t", "ext4", "-o", "discard,noatime", dev, mountpoint], check=True,
+                   timeout=300)
 
 
 def guest_facts() -> dict:
