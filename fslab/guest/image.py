@@ -178,11 +178,12 @@ def ensure_image(log: Callable[[str], None] = print) -> Image:
 
 
 def _prune(root: Path, keep: Path) -> None:
-    """Remove superseded images (2 GB each). A guest still running one keeps its open files."""
+    """Remove superseded images (2 GB each). A guest still running one keeps its open files.
+    Their lock files stay (empty): one unlinked while another process holds it would let
+    a third lock a new file of the same name, and two builds of one image run at once."""
     for p in root.iterdir():
         if p != keep and p.is_dir() and (p / "manifest.json").exists():
             shutil.rmtree(p, ignore_errors=True)
-            (root / f"{p.name}.lock").unlink(missing_ok=True)
 
 
 def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
