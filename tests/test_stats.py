@@ -608,3 +608,11 @@ def test_outliers_where_most_values_are_equal():
                   + [5.0] * 3)
     group = pd.Series(["t"] * 5 + ["far"] * 15 + ["few"] * 5 + ["same"] * 3)
     assert list(outlier_mask(v, [group])) == [False] * 19 + [True] + [False] * 8
+
+
+def test_a_ratio_that_is_not_one_never_prints_as_one():
+    """Beside a '≫' a '(1.0×)' reads as a contradiction: a ratio within rounding of 1 gets
+    the digits that tell it from 1 (the default run's write amplification, xfs ≫ ext4)."""
+    from fslab.analysis.names import ratio_text
+    assert [ratio_text(x) for x in (0.0514, 0.5, 3.21, 71.9, 1.0)] == ["0.051×", "0.50×", "3.2×", "72×", "1.0×"]
+    assert [ratio_text(x) for x in (1.003, 0.998, 1.04, 0.9951)] == ["1.003×", "0.998×", "1.04×", "0.995×"]

@@ -90,7 +90,7 @@ CPU_BUSY = Metric("cpu_busy_system_wide", "%", label="system-wide CPU busy %")
 
 FIO_UNIT: tuple[Metric, ...] = (
     CPU_BUSY,
-    Metric("cpu_iowait_system_wide", "%"),
+    Metric("cpu_iowait_system_wide", "%", label="system-wide CPU iowait %"),
     Metric("fio_wall_time", "s"),
     # fio's own process describes fio, not the filesystem: never ranked, never an answer
     Metric("fio_rusage_cpu", "s", label="fio's own CPU seconds"),
@@ -102,7 +102,9 @@ FIO_UNIT: tuple[Metric, ...] = (
     Metric("device_ios", "count"),
     Metric("device_busy_time", "s"),
     *(Metric(f"{d}_io_bytes", "B", label=f"{d} bytes moved") for d in DIRECTIONS),
-    Metric("device_read_share", "ratio", label="share of reads that reached the device"),
+    # a ratio, not a share: above 1 the device read more than fio asked for (a 4 KiB read
+    # of a 128 KiB ZFS record), below 1 reads were served from memory
+    Metric("device_read_share", "ratio", label="device ÷ fio bytes read (under 1: from memory)"),
     Metric("write_amplification", "ratio", "lower",
            label="write amplification (device ÷ fio bytes)"),
     # CPU is ranked only as operations per CPU-second (system-wide: a daemon's work counts)
@@ -132,7 +134,7 @@ def step_devices(prefix: str = "") -> tuple[Metric, ...]:
             Metric(f"{prefix}write_amplification", "ratio",
                    label=f"{said}write amplification (device ÷ bytes written)"),
             Metric(f"{prefix}device_read_share", "ratio",
-                   label=f"{said}share of reads that reached the device"))
+                   label=f"{said}device ÷ bytes read (under 1: from memory)"))
 
 
 STEP_DEVICES = step_devices()

@@ -46,13 +46,15 @@ def human(value: float | None, unit: str) -> str:
         return str(int(value))
     if unit == "%":
         return f"{value:.1f}%"
+    if unit == "ratio":         # write amplification 34.8×, not "34.8 ratio"
+        return f"{number(value)}×"
     scale, name = _scale(value, unit)
     return f"{number(value / scale)} {name}".rstrip()
 
 
 def human_spread(median: float, lo: float, hi: float, unit: str) -> str:
     """'33.1 MiB/s (32.9–33.2)': the median as human() prints it, the range in its unit."""
-    if unit in ("code", "%"):
+    if unit in ("code", "%", "ratio"):
         return f"{human(median, unit)} ({human(lo, unit)}–{human(hi, unit)})"
     scale, _ = _scale(median, unit)
     return f"{human(median, unit)} ({number(lo / scale)}–{number(hi / scale)})"
