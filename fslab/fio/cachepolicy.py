@@ -73,7 +73,7 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
     return Applied(opts, inst is not None,
                    f"{driver.name} refuses O_DIRECT: buffered, caches dropped between layout "
                    f"and measurement{also}; re-reads within one run can still come from the "
-                   "page cache (see device_read_share)")
+                   "page cache (see device ÷ fio bytes read)")
 
 
 def describe_run(environment: RunEnvironment | dict) -> list[str]:
