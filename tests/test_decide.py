@@ -81,6 +81,20 @@ def test_smallest_detectable_difference_grows_with_noise():
     assert 0 < smallest_detectable(quiet, "a", ["b"], 0.05, 1) < smallest_detectable(loud, "a", ["b"], 0.05, 1)
 
 
+def test_smallest_detectable_projected_to_more_rounds():
+    """What the first look says a decide can reach: the same noise over more rounds finds
+    smaller differences (the t quantiles on more degrees of freedom, sd / sqrt(rounds));
+    the projection to the rounds run is the figure itself. Checked against the formula."""
+    from scipy import stats
+    three = {"a": {1: 1.0, 2: 1.0, 3: 1.0}, "b": {1: 0.95, 2: 1.0, 3: 0.97}}
+    now = smallest_detectable(three, "a", ["b"], 0.05, 1)
+    assert smallest_detectable(three, "a", ["b"], 0.05, 1, rounds=3) == now
+    ten = smallest_detectable(three, "a", ["b"], 0.05, 1, rounds=10)
+    sd = np.std(np.log([0.95, 1.0, 0.97]), ddof=1)
+    expect = math.exp((stats.t.ppf(1 - 0.025, 9) + stats.t.ppf(0.8, 9)) * sd / math.sqrt(10)) - 1
+    assert ten == pytest.approx(expect) and ten < now
+
+
 def test_catalogue_candidates_vary_one_option_and_respect_safety():
     cs = from_catalogue(["zfs"], {"safe"})
     labels = [c.label for c in cs.candidates]

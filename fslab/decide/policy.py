@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fslab.decide.posterior import smallest_detectable
 from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
 from fslab.metrics import answer_metrics, label as metric_label
@@ -133,8 +134,32 @@ class RacePolicy:
             race.stop_for_budget()
         if race.stopped:
             return []
+        if it - self.first == self.min_rounds:
+            self._say_reach(race)
         alive = set(race.survivors)
         return [p for p in pairs if p[0].label in alive]
+
+    def _say_reach(self, race: Race) -> None:
+        """At the first look, what the race can hope to tell apart: the smallest difference
+        its last look finds with 80% power at the noise of the rounds so far. Where that
+        is more than delta, close candidates will end as a tie the rounds could not
+        separate, and the user can stop, or give more rounds or a wider --delta now."""
+        alive = [lv for lv in race.survivors if race.values.get(lv)]
+        if len(alive) < 2:
+            return
+        lead = race.leader(alive)
+        k = len(alive)
+        reach = smallest_detectable(race.values, lead, [lv for lv in alive if lv != lead],
+                                    race.level(race.max_rounds), max(1, k * (k - 1) // 2),
+                                    rounds=race.max_rounds)
+        if not math.isfinite(reach):
+            return
+        words = (f"at the noise of rounds 1-{race.min_rounds}, {race.max_rounds} rounds can tell "
+                 f"apart about {reach:.1%} with 80% power (--delta {race.delta:.0%})")
+        if reach > race.delta:
+            words += ("; candidates closer than that will likely end as a tie the rounds "
+                      "could not separate (more --max-rounds, or a wider --delta, would say more)")
+        self.console.print(words, markup=False, highlight=False)
 
     def _over_budget(self, it: int) -> bool:
         budget = self.plan.decide.budget_seconds

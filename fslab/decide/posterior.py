@@ -83,24 +83,25 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
 
 
 def smallest_detectable(values: dict[str, dict[int, float]], winner: str, others: list[str],
-                        alpha: float, comparisons: int) -> float:
+                        alpha: float, comparisons: int, rounds: int | None = None) -> float:
     """The smallest ratio difference (as a fraction, 0.03 = 3%) the paired t-test on
-    within-round log ratios finds with 80% power at this run's noise and rounds: the
-    pooled standard deviation of every candidate's log ratio to the winner, at the
-    Holm-first (Bonferroni) level of `comparisons` tests. NaN when nothing varies."""
+    within-round log ratios finds with 80% power at this run's noise and rounds (or
+    `rounds`, a projection at the noise so far): the pooled standard deviation of every
+    candidate's log ratio to the winner, at the Holm-first (Bonferroni) level of
+    `comparisons` tests. NaN when nothing varies."""
     sds, ns = [], []
     for lv in others:
-        rounds = sorted(set(values[winner]) & set(values[lv]))
-        if len(rounds) < 3:
+        common = sorted(set(values[winner]) & set(values[lv]))
+        if len(common) < 3:
             continue
-        d = np.log([values[lv][r] for r in rounds]) - np.log([values[winner][r] for r in rounds])
+        d = np.log([values[lv][r] for r in common]) - np.log([values[winner][r] for r in common])
         sds.append(np.var(d, ddof=1) * (len(d) - 1))
         ns.append(len(d))
     if not ns:
         return math.nan
     df = sum(n - 1 for n in ns)
     sd = math.sqrt(sum(sds) / df)
-    n = max(ns)
+    n = rounds or max(ns)
     t_alpha = stats.t.ppf(1 - alpha / (2 * max(1, comparisons)), n - 1)
     t_power = stats.t.ppf(POWER, n - 1)
     return float(math.exp((t_alpha + t_power) * sd / math.sqrt(n)) - 1)
