@@ -101,9 +101,9 @@ def results(tmp_path) -> Path:
 
 
 def run_fslab(*args: str, env: dict | None = None, timeout: float = 900,
-              check: bool = True) -> subprocess.CompletedProcess:
+              check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
     proc = subprocess.Popen([*fslab_cmd(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "COLUMNS": "160", **(env or {})})
+                            text=True, env={**os.environ, "COLUMNS": "160", **(env or {})}, cwd=cwd)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

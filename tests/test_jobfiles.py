@@ -139,8 +139,11 @@ def test_plan_job_files_and_job_flag_run_on_ext4_and_xfs(state_dir, results, tmp
     creates = write(tmp_path, "creates.fio", "[global]\nfilesize=4k\nnrfiles=100\n"
                     "directory=/tmp/files\n[create]\nioengine=filecreate\nopenfiles=1\n"
                     "[stat]\nstonewall\nioengine=filestat\n")
-    p = run_fslab("run", str(plan), "--job", str(creates), "--results", str(results),
-                  "--workdir", str(tmp_path / "work"), timeout=300)
+    # --results as a user types it, relative: fio runs in the mount, and must still find
+    # where its output goes (every unit failed so once)
+    assert results.parent == tmp_path
+    p = run_fslab("run", str(plan), "--job", str(creates), "--results", results.name,
+                  "--workdir", str(tmp_path / "work"), timeout=300, cwd=tmp_path)
     out = p.stdout + p.stderr
     assert "Traceback" not in out
     assert out.count("dev.fio refused") == 1 and "--target device" in out

@@ -65,7 +65,8 @@ def new_run_id() -> str:
 
 class Store:
     def __init__(self, root: str | Path):
-        self.root = Path(root)
+        # absolute: a unit's artifacts are handed to fio, which may run in the mount
+        self.root = Path(root).absolute()
         self.path = self.root / "fslab.sqlite"
         try:
             self.root.mkdir(parents=True, exist_ok=True)
