@@ -154,11 +154,12 @@ class RacePolicy:
                                     rounds=race.max_rounds)
         if not math.isfinite(reach):
             return
-        words = (f"at the noise of rounds 1-{race.min_rounds}, {race.max_rounds} rounds can tell "
-                 f"apart about {reach:.1%} with 80% power (--delta {race.delta:.0%})")
+        words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
+                 f"can tell apart about {reach:.1%} with 80% power (--delta {race.delta:.0%})")
         if reach > race.delta:
-            words += ("; candidates closer than that will likely end as a tie the rounds "
-                      "could not separate (more --max-rounds, or a wider --delta, would say more)")
+            words += ("; candidates closer than that will likely end as a tie the rounds could "
+                      "not separate (more --max-rounds tells closer ones apart; a --delta near "
+                      "it ends the race sooner)")
         self.console.print(words, markup=False, highlight=False)
 
     def _over_budget(self, it: int) -> bool:
