@@ -56,9 +56,7 @@ _register_commands()
 def main() -> None:
     try:
         app()
-    except FslabError as e:
+    # StepFailed: a step outside any unit (a lock held too long at start-up)
+    except (FslabError, StepFailed) as e:
         print(f"fslab: {e}", file=sys.stderr)
-        sys.exit(e.code)
-    except StepFailed as e:     # a step outside any unit (a lock held too long at start-up)
-        print(f"fslab: {e}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(getattr(e, "code", 1))
