@@ -167,6 +167,12 @@ def test_named_variants_are_classed_by_the_catalogue():
                {"safe", "trade"})
     wb = cs.candidates[1]
     assert wb.safety == "trade" and "data=writeback" in wb.trades
+    # an option fslab's catalogue does not list is never called safe, and the user's
+    # naming it races it
+    cs = named([FilesystemSpec(name="ext4"),
+                FilesystemSpec(name="ext4", variant="dax", mount_options=["dax=never"])], {"safe"})
+    dax = cs.candidates[1]
+    assert dax.safety == "unknown" and "dax=never: not in fslab's catalogue" in dax.why
 
 
 @pytest.mark.parametrize("kind", ["pocock", "obrien-fleming", "bonferroni"])
@@ -236,8 +242,23 @@ def test_the_decision_says_what_the_good_stop_shows():
            "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
            "commands": [], "left_out": []}
     first = text(dec)[0]
-    assert first.startswith("Tie: a, b — choose the leader a") and \
-        "shown not 3% or more better than the leader when it stopped running" in first
+    # not "Tie: a, b": b may be far behind (retired, never shown worse)
+    assert first.startswith("Choose the leader a: each of b was shown not 3% or more better "
+                            "than the leader of the round it stopped running in")
+    assert "none was shown worse either, in 4 rounds" in first
+    # a delta under 1% keeps its digits (it printed "0%")
+    assert "not 0.5% or more better" in text({**dec, "delta": 0.005})[0]
+
+
+def test_a_lone_survivor_shares_p_best_with_the_eliminated():
+    """Winner by elimination: its P(best) is not 100% by construction; the eliminated
+    keep their share of the same posterior (the column sums to 1)."""
+    race = run_race({"best": 1.0, "b": 0.80, "c": 0.78}, own=0.03, seed=3)
+    assert race.stopped == WINNER and set(race.eliminated) == {"b", "c"}
+    assert race.contenders == ["best", "b", "c"]
+    post = posterior(race.values, race.contenders, race.better)
+    assert 0.9 < post["best"]["p_best"] < 1 and post["b"]["p_best"] > 0
+    assert sum(v["p_best"] for v in post.values()) == pytest.approx(1)
 
 
 def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():

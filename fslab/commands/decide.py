@@ -44,14 +44,18 @@ def decide(
     metric: Optional[str] = typer.Option(None, "--metric", help="The metric to race on (default: each "
                                          "workload's answer metric, e.g. write IOPS; write_clat_p99 "
                                          "for p99 write latency)."),
-    delta: float = typer.Option(0.03, "--delta", help="Indifference zone: candidates within this "
-                                "fraction of the best are a tie (default 0.03 = 3%)."),
+    delta: float = typer.Option(0.03, "--delta", help="Indifference zone (default 0.03 = 3%): a "
+                                "candidate shown not this much better than the leader stops "
+                                "racing; all within it of the leader on both sides are a tie."),
     max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds (per stage)."),
     budget: Optional[str] = typer.Option(None, "--budget", help="Time budget of all stages, e.g. 20m "
                                          "or 1h: after a stage's first 3 rounds (which always "
                                          "run), no round starts that would end past it, and no "
                                          "stage starts once it is spent."),
-    max_candidates: int = typer.Option(40, "--max-candidates", help="Refuse a larger candidate set."),
+    max_candidates: int = typer.Option(40, "--max-candidates", help="Most candidates one race takes: "
+                                            "one filesystem's catalogue past it is refused (narrow "
+                                            "it with --options); several filesystems' are raced at "
+                                            "their defaults first, then the winner's options."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard."),
     fio: list[str] = typer.Option([], "--fio", help="fio job option KEY=VALUE for the fio suite (repeatable)."),
     image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size, e.g. 4G."),
@@ -227,7 +231,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
             notes.append(s.get("why", ""))
         else:
             stop = (f"--stages {max_stages}" if n > max_stages else
-                    "the --budget is spent" if _budget_spent(store, run_id, plan1) else None)
+                    "the --budget is spent" if _budget_spent(store, run_id, plan1, done[-1].first) else None)
             if stop:      # said only when there would have been a next stage
                 kind, _, _ = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
                                                 int(env.get("max_candidates") or 40))
@@ -298,10 +302,16 @@ def _stage_summary(n: int, stage, dec: dict, why: str) -> dict:
                        and r["eliminated_round"] is None}}
 
 
-def _budget_spent(store, run_id: str, plan) -> bool:
+def _budget_spent(store, run_id: str, plan, last_first: int) -> bool:
+    """Spent, or the last stage stopped because its next round would have overrun it (a
+    new stage would then run its first rounds past the budget)."""
     budget = plan.decide.budget_seconds
     if not budget:
         return False
+    from fslab.decide.policy import budget_key
+    env = (store.run(run_id).get("environment") or {}).get("decide") or {}
+    if env.get(budget_key(last_first)) is not None:
+        return True
     spent = sum(u["finished"] - u["started"] for u in store.units(run_id)
                 if u.get("started") and u.get("finished"))
     return spent >= budget

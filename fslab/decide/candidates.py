@@ -139,7 +139,8 @@ def from_file(path: Path, allow: set[str]) -> CandidateSet:
 def classify(spec: FilesystemSpec) -> tuple[str, str, str]:
     """(safety, trades, what it changes) of a variant's options, from its driver's catalogue:
     a value the catalogue marks as a trade makes the variant one; a value it does not list
-    is unknown to fslab, said as such, and raced as the user's choice."""
+    is unknown to fslab: the variant's safety is "unknown" (never called safe), said as
+    such, and raced as the user's choice."""
     driver = filesystems.get(spec.name)
     trades, unknown = [], []
     asked = ([("mount", o) for o in spec.mount_options] + [("mkfs", w) for w in spec.mkfs_options]
@@ -152,8 +153,8 @@ def classify(spec: FilesystemSpec) -> tuple[str, str, str]:
             unknown.append(value)
         elif hit.safety == "trade":
             trades.append(f"{value}: {hit.trades}")
-    effect = "; ".join(f"{v}: not in fslab's catalogue" for v in unknown)
-    return ("trade" if trades else "safe"), "; ".join(trades), effect
+    effect = "; ".join(f"{v}: not in fslab's catalogue (what it costs is unknown)" for v in unknown)
+    return ("trade" if trades else "unknown" if unknown else "safe"), "; ".join(trades), effect
 
 
 def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
@@ -162,7 +163,7 @@ def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
     for spec in specs:
         safety, trades, effect = classify(spec)
         c = Candidate(spec, safety, trades, _changed(spec), effect)
-        if safety not in allow:
+        if safety == "trade" and safety not in allow:     # an unknown one: the user named it
             left.append(f"{spec.label}: a trade ({trades}); --allow trade races it")
             continue
         out.append(c)

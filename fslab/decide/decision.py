@@ -23,10 +23,9 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
     alive = race.survivors
     measured = [lv for lv in alive if race.values.get(lv)]
     winner = race.leader(measured) if measured else None
-    # P(best) among the finalists: the survivors and the retired (not shown worse), each
-    # on its own rounds (a retired one ran none after its retirement)
-    finalists = [lv for lv in race.finalists if race.values.get(lv)]
-    post = posterior(race.values, finalists, race.better, seed=plan.run.seed) if measured else {}
+    # P(best) shared among every candidate measured (the eliminated too: a lone survivor
+    # is not "100% best" beside one a test removed at round 3), each on its own rounds
+    post = posterior(race.values, race.contenders, race.better, seed=plan.run.seed) if measured else {}
     units = [u for u in store.units(run_id) if first < int(u["iteration"]) <= first + d.max_rounds
              and (u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}") in race.labels]
     rounds = max((int(u["iteration"]) - first for u in units), default=0)
@@ -44,7 +43,8 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
         info = d.candidates.get(lv, {})
         row = {"label": lv, "fs": specs[lv].name, "options": specs[lv].options_text,
                "changed": info.get("changed", ""), "safety": info.get("safety", "safe"),
-               "trades": info.get("trades", ""), "rounds": len(race.values.get(lv, {})),
+               "trades": info.get("trades", ""), "effect": info.get("effect", ""),
+               "rounds": len(race.values.get(lv, {})),
                "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
                "eliminated_round": None, "retired_round": None, "why": "",
                # a benchmark clone slowed by this fraction (bench/decide), never to be typed
@@ -54,12 +54,6 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
         if lv in post:
             row["p_best"] = _num(post[lv]["p_best"])
             row["expected_loss"] = _num(post[lv]["expected_loss"])
-        elif winner and race.values.get(lv):
-            # eliminated: its chance to beat the winner on the rounds both ran, an upper
-            # bound of its P(best), and the loss of choosing it over the winner
-            duel = posterior(race.values, [winner, lv], race.better, seed=plan.run.seed)
-            row["p_best"] = _num(duel[lv]["p_best"])
-            row["expected_loss"] = _num(duel[lv]["expected_loss"])
         if winner and lv != winner and race.values.get(lv):
             t = race.pair(winner, lv)
             row["ratio"] = _num(t["ratio"])
@@ -148,23 +142,26 @@ def text(dec: dict) -> list[str]:
         lines.append(f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
                      f"{dec['better']} is better)")
     elif dec["verdict"] == "tie" and dec["equivalent"]:
-        lines.append(f"Tie within {dec['delta']:.0%}: {', '.join(dec['ties'])} — any of them "
+        lines.append(f"Tie within {percent(dec['delta'])}: {', '.join(dec['ties'])} — any of them "
                      f"(leader {dec['winner']}); {dec['metric']}")
     elif dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
-        lines.append(f"Tie: {', '.join(dec['ties'])} — choose the leader {dec['winner']}: each "
-                     f"other one was shown not {dec['delta']:.0%} or more better than the leader "
-                     f"when it stopped running (confidence at least {1 - dec['alpha']:.0%}; its line "
-                     f"names that leader and how far behind it was); no test showed the leader "
-                     f"better than them in {dec['rounds']} rounds; {dec['metric']}")
+        others = [lv for lv in dec["ties"] if lv != dec["winner"]]
+        lines.append(f"Choose the leader {dec['winner']}: each of {', '.join(others)} was shown "
+                     f"not {percent(dec['delta'])} or more better than the leader of the round it "
+                     f"stopped running in (by a bound wrong with a chance under "
+                     f"{dec['alpha'] / 2:.1%} over the race: docs/decide.md; its line names that "
+                     f"leader and how far behind it was); none was shown worse either, in "
+                     f"{dec['rounds']} rounds; {dec['metric']}")
     elif dec["verdict"] == "tie":
         lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
-                     f"rounds, but they were not shown to be within {dec['delta']:.0%} of each "
+                     f"rounds, but they were not shown to be within {percent(dec['delta'])} of each "
                      f"other either (see the smallest difference below); leader {dec['winner']}; "
                      f"{dec['metric']}")
     else:
         lines.append(f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
                      f"best guess {dec['winner']} ({dec['metric']})")
-    lines.append(f"  {dec['rounds']} rounds, {dec['units_run']} units run"
+    lines.append(f"  {dec['rounds']} rounds" + (" in the last stage" if len(stages) > 1 else "")
+                 + f", {dec['units_run']} units run"
                  + (f" in all {len(stages)} stages" if len(stages) > 1 else "")
                  + f" (every candidate in all {dec.get('max_rounds', dec['rounds'])} rounds"
                  + (" of its stage" if len(stages) > 1 else "")
@@ -179,6 +176,7 @@ def text(dec: dict) -> list[str]:
         ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
                  + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != dec["winner"] else ""))
         status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "") + (
+            f"; {r['effect']}" if r["safety"] == "unknown" and r.get("effect") else "") + (
             f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
             if r.get("throttle") else "")
         wa = r["write_amplification"]

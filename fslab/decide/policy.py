@@ -18,6 +18,7 @@ import pandas as pd
 from fslab.decide.posterior import smallest_detectable
 from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
+from fslab.plan.throttle import percent
 from fslab.metrics import answer_metrics, label as metric_label
 from fslab.analysis.groups import FS_FACTOR, level_labels
 
@@ -155,11 +156,12 @@ class RacePolicy:
         if not math.isfinite(reach):
             return
         words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
-                 f"can tell apart about {reach:.1%} with 80% power (--delta {race.delta:.0%})")
+                 f"can tell apart about {reach:.1%} with 80% power (--delta {percent(race.delta)})")
         if reach > race.delta:
-            words += ("; candidates closer than that will likely end as a tie the rounds could "
-                      "not separate (more --max-rounds tells closer ones apart; a --delta near "
-                      "it ends the race sooner)")
+            words += ("; candidates closer than that will likely not be shown worse: retired "
+                      "(not delta better than the leader) or left in a tie the rounds could not "
+                      "separate (more --max-rounds tells closer ones apart; a --delta near it "
+                      "ends the race sooner)")
         self.console.print(words, markup=False, highlight=False)
 
     def _over_budget(self, it: int) -> bool:

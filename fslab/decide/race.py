@@ -50,6 +50,7 @@ from scipy import stats
 
 from fslab.analysis.pairwise import holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
+from fslab.plan.throttle import percent
 
 WINNER, TIE, GOOD, BUDGET, NONE = "winner", "tie", "leader within delta", "budget", "none left"
 
@@ -90,7 +91,7 @@ class Retirement:
     @property
     def why(self) -> str:
         side = "at most" if self.better == "higher" else "at least"
-        return (f"round {self.round}: not {self.delta:.0%} better than {self.leader} "
+        return (f"round {self.round}: not {percent(self.delta)} better than {self.leader} "
                 f"({ratio_words(self.ratio)} it within rounds; one-sided bound {side} "
                 f"{self.bound:.3f}× at level {self.level:.2g}): retired, not shown worse")
 
@@ -172,6 +173,13 @@ class Race:
     def finalists(self) -> list[str]:
         """The survivors and the retired: none of them shown worse than another."""
         return [lv for lv in self.labels if lv not in self.eliminated]
+
+    @property
+    def contenders(self) -> list[str]:
+        """Every candidate P(best) is shared among: the finalists and those a test
+        eliminated (one whose unit failed is no choice), each on the rounds it ran."""
+        return [lv for lv in self.labels if self.values.get(lv)
+                and not (lv in self.eliminated and self.eliminated[lv].failed_because)]
 
     def record(self, label: str, round_no: int, value: float) -> None:
         self.values.setdefault(label, {})[round_no] = value

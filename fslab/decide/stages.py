@@ -100,6 +100,8 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
         how = ("the winner" if dec["verdict"] == "winner" else
                "the leader (its choice: the others shown not delta better)" if
                dec["stopped"] == "none delta better than the leader" else
+               "the leader of a tie shown within delta (any of them would do)" if
+               dec["equivalent"] else
                "the leader, a best guess (not separated from the others)")
         try:
             cs = from_catalogue([fs], set(stage.plan.decide.allow), None, max_candidates)
