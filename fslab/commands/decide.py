@@ -50,8 +50,9 @@ def decide(
     max_rounds: int = typer.Option(10, "--max-rounds", help="At most this many rounds (per stage)."),
     budget: Optional[str] = typer.Option(None, "--budget", help="Time budget of all stages, e.g. 20m "
                                          "or 1h: after a stage's first 3 rounds (which always "
-                                         "run), no round starts that would end past it, and no "
-                                         "stage starts once it is spent."),
+                                         "run), no round starts that the rounds' average time says "
+                                         "would end past it, and no stage starts after that or "
+                                         "once it is spent."),
     max_candidates: int = typer.Option(40, "--max-candidates", help="Most candidates one race takes: "
                                             "one filesystem's catalogue past it is refused (narrow "
                                             "it with --options); several filesystems' are raced at "
