@@ -616,3 +616,34 @@ def test_a_ratio_that_is_not_one_never_prints_as_one():
     from fslab.analysis.names import ratio_text
     assert [ratio_text(x) for x in (0.0514, 0.5, 3.21, 71.9, 1.0)] == ["0.051×", "0.50×", "3.2×", "72×", "1.0×"]
     assert [ratio_text(x) for x in (1.003, 0.998, 1.04, 0.9951)] == ["1.003×", "0.998×", "1.04×", "0.995×"]
+
+
+def test_levels_are_ordered_with_each_rounds_drift_taken_out():
+    """The order's estimate is the additive fit log value = level + round: with every
+    level in every round, exactly the geometric mean; with one level missing rounds (a
+    decide's eliminated), the others keep all their rounds and it is placed by its own,
+    corrected for how fast those rounds were."""
+    from fslab.analysis.describe import describe
+    rng = np.random.default_rng(5)
+    truth = {"a": 1.0, "b": 0.95, "c": 0.9, "d": 0.7}
+    rows = []
+    for r in range(1, 11):
+        drift = 2.0 if r <= 3 else 1.0          # the first rounds ran twice as fast
+        for lv, t in truth.items():
+            if lv == "d" and r > 3:
+                continue                         # eliminated at round 3
+            rows.append({"case": "x", "level": lv, "iteration": r,
+                         "value": t * drift * float(rng.lognormal(0, 0.01))})
+    df = pd.DataFrame(rows)
+    got = describe(df, ["case"]).set_index("level")["gmean"]
+    # d ran only the fast rounds: its own geometric mean (1.4) beats every other level's
+    # over their own rounds (a: 1.23); the fit puts it where it belongs
+    assert got["d"] / got["a"] == pytest.approx(0.7, rel=0.02)
+    assert list(got.sort_values(ascending=False).index) == ["a", "b", "c", "d"]
+    # b and a: their mean within-round log ratio over all 10 rounds, not rounds 1-3 only
+    both = df[df["level"].isin(["a", "b"])].pivot(index="iteration", columns="level", values="value")
+    assert got["b"] / got["a"] == pytest.approx(np.exp(np.log(both["b"] / both["a"]).mean()), rel=1e-9)
+    balanced = df[df["iteration"] <= 3]
+    direct = np.exp(np.log(balanced["value"]).groupby(balanced["level"]).mean())
+    assert describe(balanced, ["case"]).set_index("level")["gmean"].to_dict() == \
+        pytest.approx(direct.to_dict(), rel=1e-12)

@@ -63,7 +63,7 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
-    out["gmean"] = _common_round_gmeans(data, keys, out)
+    out["gmean"] = _round_adjusted_gmeans(data, keys, out)
     n = out["n"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
@@ -80,23 +80,44 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def _common_round_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> np.ndarray:
-    """Each level's geometric mean over the rounds every level of its group ran (once each,
-    every value > 0): the within-round tests compare exactly these (a difference of two such
-    mean logs is their mean within-round log ratio). Over each level's own rounds instead, a
-    level that missed a slow round would look best though every test puts it last. NaN where
-    the group has fewer than 2 such rounds."""
+def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> np.ndarray:
+    """Each level's geometric mean with each round's drift taken out: the least-squares
+    fit of log value = level + round (the blocked design's additive model, round effects
+    summing to zero) over every round, using each value > 0 that is its level's only one in
+    its round. With every level in every round this is exactly the geometric mean over the
+    rounds (two levels' differ by their mean within-round log ratio, what the tests
+    compare). With levels missing rounds (a decide's eliminated or retired, a failed unit)
+    each level is placed by the rounds it ran, corrected for how fast those rounds were,
+    and the others keep all their rounds: a level that missed a slow round does not look
+    best for it, and a candidate eliminated at round 3 does not reduce the others' order
+    to rounds 1-3. NaN for a group with fewer than 2 rounds, or whose levels no round links."""
     d = data[keys + ["level", "iteration", "value"]].reset_index(drop=True)
-    d = d.assign(levels=d.groupby(keys, sort=False, dropna=False)["level"].transform("nunique"))
     d = d[d["value"] > 0]
     d = d[~d.duplicated(keys + ["level", "iteration"], keep=False)]
-    per_round = d.groupby(keys + ["iteration"], sort=False, dropna=False)["level"].transform("nunique")
-    d = d[per_round == d["levels"]]
-    rounds = d.groupby(keys, sort=False, dropna=False)["iteration"].transform("nunique")
-    d = d[rounds >= 2]
-    gm = np.log(d["value"]).groupby([d[c] for c in keys + ["level"]], dropna=False).mean()
+    fitted = []
+    for _, g in d.groupby(keys, sort=False, dropna=False):
+        levels, rounds = pd.unique(g["level"]), pd.unique(g["iteration"])
+        if len(rounds) < 2:
+            continue
+        n, nl, nr = len(g), len(levels), len(rounds)
+        li = pd.Index(levels).get_indexer(g["level"])
+        ri = pd.Index(rounds).get_indexer(g["iteration"])
+        x = np.zeros((n, nl + nr - 1))
+        x[np.arange(n), li] = 1.0
+        last = ri == nr - 1        # deviation coding: the last round's effect is minus the others'
+        x[np.flatnonzero(~last), nl + ri[~last]] = 1.0
+        x[np.flatnonzero(last), nl:] = -1.0
+        coef, _, rank, _ = np.linalg.lstsq(x, np.log(g["value"].to_numpy(dtype=float)), rcond=None)
+        if rank < x.shape[1]:      # some levels share no round with the others
+            continue
+        first = g.iloc[0]
+        fitted += [{**{k: first[k] for k in keys}, "level": lv, "gmean": float(np.exp(c))}
+                   for lv, c in zip(levels, coef[:nl])]
+    if not fitted:
+        return np.full(len(out), np.nan)
+    gm = pd.DataFrame(fitted).set_index(keys + ["level"])["gmean"]
     index = pd.MultiIndex.from_frame(out[keys + ["level"]])
-    return np.exp(gm.reindex(index).to_numpy())
+    return gm.reindex(index).to_numpy()
 
 
 def _median_cis(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:

@@ -14,10 +14,11 @@ separated if and only if its own test is significant:
 - **One group** ("~") only when no pair is significant, with the reason: no significant
   difference, or too few rounds for any test to separate them.
 
-Levels are listed best first by the tests' own estimate: the geometric mean where the
-group is compared within rounds (the difference of two levels' mean logs is exactly
-their within-round log ratio), a suite's declared estimate (e.g. a pooled rate), else the
-median. Each level gets its ratio to the best with the interval of that pair's test.
+Levels are listed best first by the tests' own estimate: where the group is compared
+within rounds, the geometric mean with each round's drift taken out (the additive fit
+log value = level + round; with every level in every round it is the plain geometric
+mean, and two levels' differ by exactly their mean within-round log ratio), a suite's
+declared estimate (e.g. a pooled rate), else the median. Each level gets its ratio to the best with the interval of that pair's test.
 """
 from __future__ import annotations
 
