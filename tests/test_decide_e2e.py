@@ -70,6 +70,9 @@ def test_decide_eliminates_a_mount_option_that_costs_most_of_the_speed(tmp_path,
     assert dec["commands"][0] == "mkfs.ext4 /dev/DEVICE" and dec["metric"] == "write IOPS"
     report = run_fslab("report", "--results", str(results))
     assert "Decision (fslab decide" in report.stdout and "ext4:plain" in report.stdout
+    run_fslab("report", "--results", str(results), "--html", str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert f"Decision of fslab decide (run {dec['run']})" in page and "ratio to the winner" in page
 
 
 PLANTED = """[[candidate]]

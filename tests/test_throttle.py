@@ -75,3 +75,32 @@ def test_a_throttled_leader_gets_no_commands_and_every_line_says_it_is_planted()
     assert [ln for ln in lines if "ext4:slow10  " in ln][0].endswith(
         "a planted slowdown (throttled 10%), not a configuration")
     assert not any("to apply it" in ln for ln in lines)
+
+
+def test_the_html_report_shows_a_decides_decision_as_the_terminal_says_it():
+    """The issue's 'HTML section': the verdict line, a forest plot of the ratios to the
+    winner, the candidates' table with P(best) and status, and what (not) to apply."""
+    from fslab.decide.decision import verdict_line
+    from fslab.report.html import _decide_view
+    row = dict(fs="ext4", options="", changed="", safety="safe", trades="", rounds=5,
+               expected_loss=0.01, eliminated_round=None, retired_round=None,
+               write_amplification=1.05, throttle=None)
+    dec = {"run": "r1", "verdict": "tie", "winner": "ext4", "ties": ["ext4", "ext4:b"],
+           "equivalent": False, "stopped": "rounds or budget spent", "finalists": ["ext4", "ext4:b"],
+           "metric": "write IOPS", "better": "higher", "delta": 0.03, "max_rounds": 10,
+           "rounds": 10, "units_run": 23, "units_full_factorial": 30, "mde": 0.2, "left_out": [],
+           "commands": ["mkfs.ext4 /dev/DEVICE"], "traded": [],
+           "candidates": [{**row, "label": "ext4", "ratio": 1.0, "ratio_ci": [1.0, 1.0], "p_best": 0.7,
+                           "why": "leader"},
+                          {**row, "label": "ext4:b", "ratio": 0.97, "ratio_ci": [0.9, 1.04], "p_best": 0.29,
+                           "why": "not separated from the leader when the race stopped"},
+                          {**row, "label": "ext4:sync", "ratio": 0.2, "ratio_ci": [0.15, 0.27],
+                           "p_best": 0.01, "eliminated_round": 3, "why": "round 3: 80.0% below ext4"}]}
+    view = _decide_view(dec)
+    assert view["lines"][0] == verdict_line(dec)
+    assert "<svg" in view["chart"] and "eliminated r3" in view["chart"] and "P(best) 70.0%" in view["chart"]
+    by = {r["candidate"]: r for r in view["table"]["rows"]}
+    assert by["ext4:b"]["ratio to winner (95% CI)"] == "0.97× (0.900–1.040)" and by["ext4:b"]["P(best)"] == "29.0%"
+    assert by["ext4:sync"]["status"] == "round 3: 80.0% below ext4"
+    assert view["tail"] == ["to apply it (a real device; fslab measured on loop images):",
+                            "  mkfs.ext4 /dev/DEVICE"]

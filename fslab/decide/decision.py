@@ -127,39 +127,38 @@ def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
 
+def stored_decisions(runs: list[dict]) -> list[dict]:
+    """The decisions `fslab decide` stored with its runs."""
+    return [d for r in runs if (d := ((r.get("environment") or {}).get("decide") or {}).get("decision"))]
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.1f}%"
+
+
 def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
-    pct = lambda x: "n/a" if x is None else f"{x * 100:.1f}%"   # noqa: E731
+    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
+    lines = narrative(dec)
+    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
+                 + ("  write ampl." if amp else "") + "  status")
+    for r in dec["candidates"]:
+        c = cells(r, dec["winner"])
+        lines.append(f"  {r['label']:<30} {c['ratio']:<26} {c['p_best']:>7}  {c['expected_loss']:>9}"
+                     + (f"  {c['write_amplification']:>11}" if amp else "") + f"  {c['status']}")
+    return lines + [f"  {t}" for t in tail(dec)]
+
+
+def narrative(dec: dict) -> list[str]:
+    """What raced and what it found, before the candidates' table: each stage's line, the
+    verdict, and the rounds and units it took."""
     lines = []
     stages = dec.get("stages") or []
     if len(stages) > 1:
         for s in stages:
             lines += stage_lines(s)
         lines.append(f"Final (stage {len(stages)}, the last stage's candidates only):")
-    if dec["winner"] is None:
-        lines.append(f"No decision: {dec['stopped']} (each candidate's line says why)")
-    elif dec["verdict"] == "winner":
-        lines.append(f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
-                     f"{dec['better']} is better)")
-    elif dec["verdict"] == "tie" and dec["equivalent"]:
-        lines.append(f"Tie within {percent(dec['delta'])}: {', '.join(dec['ties'])} — any of them "
-                     f"(leader {dec['winner']}); {dec['metric']}")
-    elif dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
-        others = [lv for lv in dec["ties"] if lv != dec["winner"]]
-        lines.append(f"Choose the leader {dec['winner']}: each of {', '.join(others)} was shown "
-                     f"not {percent(dec['delta'])} or more better than the leader of the round it "
-                     f"stopped running in (by a bound wrong with a chance under "
-                     f"{dec['alpha'] / 2:.1%} over the race: docs/decide.md; its line names that "
-                     f"leader and how far behind it was); none was shown worse either, in "
-                     f"{dec['rounds']} rounds; {dec['metric']}")
-    elif dec["verdict"] == "tie":
-        lines.append(f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
-                     f"rounds, but they were not shown to be within {percent(dec['delta'])} of each "
-                     f"other either (see the smallest difference below); leader {dec['winner']}; "
-                     f"{dec['metric']}")
-    else:
-        lines.append(f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
-                     f"best guess {dec['winner']} ({dec['metric']})")
+    lines.append(verdict_line(dec))
     lines.append(f"  {dec['rounds']} rounds" + (" in the last stage" if len(stages) > 1 else "")
                  + f", {dec['units_run']} units run"
                  + (f" in all {len(stages)} stages" if len(stages) > 1 else "")
@@ -168,35 +167,64 @@ def text(dec: dict) -> list[str]:
                  + f": {dec['units_full_factorial']}); smallest difference this "
                  + ("stage" if len(stages) > 1 else "run")
                  + f" could find with 80% power: {pct(dec['mde'])}")
-    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
-    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
-                 + ("  write ampl." if amp else "") + "  status")
-    for r in dec["candidates"]:
-        ci = r["ratio_ci"]
-        ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
-                 + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != dec["winner"] else ""))
-        status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "") + (
-            f"; {r['effect']}" if r["safety"] == "unknown" and r.get("effect") else "") + (
-            f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
-            if r.get("throttle") else "")
-        wa = r["write_amplification"]
-        lines.append(f"  {r['label']:<30} {ratio:<26} {pct(r['p_best']) if r['p_best'] is not None else '—':>7}"
-                     f"  {pct(r['expected_loss']) if r['expected_loss'] is not None else '—':>9}"
-                     + (f"  {('—' if wa is None else f'{wa:.2f}×'):>11}" if amp else "") + f"  {status}")
-    for t in dec["traded"]:
-        lines.append(f"  traded: {t}")
+    return lines
+
+
+def verdict_line(dec: dict) -> str:
+    """The one sentence that says what to choose, and how sure."""
+    if dec["winner"] is None:
+        return f"No decision: {dec['stopped']} (each candidate's line says why)"
+    if dec["verdict"] == "winner":
+        return (f"Winner: {dec['winner']} — the only candidate left ({dec['metric']}, "
+                f"{dec['better']} is better)")
+    if dec["verdict"] == "tie" and dec["equivalent"]:
+        return (f"Tie within {percent(dec['delta'])}: {', '.join(dec['ties'])} — any of them "
+                f"(leader {dec['winner']}); {dec['metric']}")
+    if dec["verdict"] == "tie" and dec["stopped"] == "none delta better than the leader":
+        others = [lv for lv in dec["ties"] if lv != dec["winner"]]
+        return (f"Choose the leader {dec['winner']}: each of {', '.join(others)} was shown "
+                f"not {percent(dec['delta'])} or more better than the leader of the round it "
+                f"stopped running in (by a bound wrong with a chance under "
+                f"{dec['alpha'] / 2:.1%} over the race: docs/decide.md; its line names that "
+                f"leader and how far behind it was); none was shown worse either, in "
+                f"{dec['rounds']} rounds; {dec['metric']}")
+    if dec["verdict"] == "tie":
+        return (f"Tie: {', '.join(dec['ties'])} — no test separated them in {dec['rounds']} "
+                f"rounds, but they were not shown to be within {percent(dec['delta'])} of each "
+                f"other either (see the smallest difference below); leader {dec['winner']}; "
+                f"{dec['metric']}")
+    return (f"No single winner ({dec['verdict']}): finalists {', '.join(dec['finalists'])}; "
+            f"best guess {dec['winner']} ({dec['metric']})")
+
+
+def cells(r: dict, winner: str | None) -> dict[str, str]:
+    """One candidate's row as words: ratio to the winner (95% CI), P(best), expected loss,
+    write amplification and status."""
+    ci = r["ratio_ci"]
+    ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
+             + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != winner else ""))
+    status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "") + (
+        f"; {r['effect']}" if r["safety"] == "unknown" and r.get("effect") else "") + (
+        f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
+        if r.get("throttle") else "")
+    wa = r["write_amplification"]
+    return {"ratio": ratio, "p_best": "—" if r["p_best"] is None else pct(r["p_best"]),
+            "expected_loss": "—" if r["expected_loss"] is None else pct(r["expected_loss"]),
+            "write_amplification": "—" if wa is None else f"{wa:.2f}×", "status": status}
+
+
+def tail(dec: dict) -> list[str]:
+    """After the table: what was traded, what to type, what did not race and why."""
+    lines = [f"traded: {t}" for t in dec["traded"]]
     lead = next((r for r in dec["candidates"] if r["label"] == dec["winner"]), None)
     if lead and lead.get("throttle"):
-        lines.append(f"  nothing to apply: {lead['label']} is a benchmark clone throttled by "
+        lines.append(f"nothing to apply: {lead['label']} is a benchmark clone throttled by "
                      f"{percent(lead['throttle'])} (a planted slowdown), not a configuration")
     if dec["commands"]:
-        lines.append("  to apply it (a real device; fslab measured on loop images):")
-        lines += [f"    {c}" for c in dec["commands"]]
-    for lo in dec["left_out"]:
-        lines.append(f"  not raced: {lo}")
-    for note in dec.get("stage_notes") or []:
-        lines.append(f"  {note}")
-    return lines
+        lines.append("to apply it (a real device; fslab measured on loop images):")
+        lines += [f"  {c}" for c in dec["commands"]]
+    lines += [f"not raced: {lo}" for lo in dec["left_out"]]
+    return lines + list(dec.get("stage_notes") or [])
 
 
 def stage_lines(s: dict) -> list[str]:

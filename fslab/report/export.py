@@ -6,7 +6,6 @@ from pathlib import Path
 import pandas as pd
 
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
-from fslab.report.terminal import decisions
 from fslab.results.load import Loaded
 from fslab.store.environment import RunEnvironment
 from fslab.metrics.format import cell as fmt_float
@@ -18,7 +17,7 @@ from fslab.report.headline import headline, memory_bound, memory_applies, memory
 from fslab.metrics import label as metric_label
 from fslab.results.provenance import measured_where
 from fslab.report.options import markdown as options_markdown
-from fslab.decide.decision import text
+from fslab.decide.decision import stored_decisions as decisions, text
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:

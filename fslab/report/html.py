@@ -23,12 +23,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.metrics import label as metric_label
+from fslab.decide.decision import cells, narrative, stored_decisions, tail
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
                                   sections_for)
 from fslab.metrics.format import human, human_spread
 from fslab.results.load import Loaded
+from fslab.report.svgplot import dot_interval
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
 from fslab.report.headline import answer_metrics, headline, headline_text
 from fslab.report.verdicts import LEGEND, ranking_text
@@ -68,6 +70,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         runs=[_run_view(r) for r in loaded.runs],
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(entries), legend=LEGEND,
+        decides=[_decide_view(d) for d in stored_decisions(loaded.runs)],
         decisions=_sections(decision.figures(entries)), decision_caption=decision.CAPTION,
         measured_as=measured_as(loaded.runs, loaded.records),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
@@ -90,6 +93,38 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+
+
+def _decide_view(dec: dict) -> dict:
+    """A decide's decision, as the terminal says it: the verdict and what it took, the
+    candidates' ratios to the winner drawn with their intervals, the table, what to type."""
+    winner = dec["winner"]
+    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
+    rows, dots = [], []
+    for r in dec["candidates"]:
+        c = cells(r, winner)
+        row = {"candidate": r["label"], "options": r.get("options") or "defaults",
+               "ratio to winner (95% CI)": c["ratio"], "P(best)": c["p_best"],
+               "expected loss": c["expected_loss"]}
+        if amp:
+            row["write ampl."] = c["write_amplification"]
+        rows.append({**row, "status": c["status"]})
+        if r["ratio"] is not None:
+            lo, hi = r["ratio_ci"] if r["label"] != winner else (None, None)
+            gone = r["eliminated_round"] is not None
+            dots.append({"label": r["label"], "value": r["ratio"], "lo": lo, "hi": hi,
+                         "color": "#5b6b7a" if gone else "#176b2c",
+                         "note": f"P(best) {c['p_best']}" + (
+                             f" · eliminated r{r['eliminated_round']}" if gone else
+                             f" · retired r{r['retired_round']}" if r.get("retired_round") else
+                             " · winner" if r["label"] == winner and dec["verdict"] == "winner" else
+                             " · leader" if r["label"] == winner else "")})
+    arrow = "higher is better" if dec["better"] == "higher" else "lower is better"
+    chart = dot_interval(dots, f"{dec['metric']} ({arrow}): ratio to {winner}",
+                         "ratio to the winner (×)", log=False, reference=1.0, width=760,
+                         tick_format=lambda v: f"{v:g}×") if winner and len(dots) > 1 else ""
+    return {"run": dec["run"], "lines": [x.strip() for x in narrative(dec)], "chart": Markup(chart),
+            "table": _table(pd.DataFrame(rows)), "tail": tail(dec)}
 
 
 def _table(df: pd.DataFrame) -> dict:

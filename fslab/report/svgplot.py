@@ -218,7 +218,9 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
     whisker from `lo` to `hi` where both are finite, the row's `label` on the left and its
     `note` on the right; a dashed line at `reference`. rows: dicts with label, value, lo,
     hi, color, note. log: the value axis in decades (ratios)."""
-    row_h, top, left, right, bottom = 22, 26, 90, 200, 34
+    row_h, top, right, bottom = 22, 26, 200, 34
+    # room for the longest label (10 px text: about 6 px a character), the plot keeps the rest
+    left = max(90, min(width / 2, 6 * max((len(str(r["label"])) for r in rows), default=0) + 16))
     plot_w = width - left - right
     height = top + row_h * len(rows) + bottom
     panel = Panel(left, top, plot_w, row_h * len(rows))

@@ -17,7 +17,7 @@ from fslab.fio.cachepolicy import describe_run
 from fslab.report.headline import headline, headline_text
 from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import print_runs as print_options
-from fslab.decide.decision import text
+from fslab.decide.decision import stored_decisions as decisions, text
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
@@ -114,11 +114,6 @@ def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
                       f"{escape(c['converged'])}{escape(widest)}", emoji=False)
     if view["caveat"]:
         console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
-
-
-def decisions(runs: list[dict]) -> list[dict]:
-    """The decisions `fslab decide` stored with its runs."""
-    return [d for r in runs if (d := ((r.get("environment") or {}).get("decide") or {}).get("decision"))]
 
 
 def print_answer(loaded, console: Console) -> None:
