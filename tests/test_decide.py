@@ -172,7 +172,12 @@ def test_named_variants_are_classed_by_the_catalogue():
     cs = named([FilesystemSpec(name="ext4"),
                 FilesystemSpec(name="ext4", variant="dax", mount_options=["dax=never"])], {"safe"})
     dax = cs.candidates[1]
-    assert dax.safety == "unknown" and "dax=never: not in fslab's catalogue" in dax.why
+    assert dax.safety == "unknown" and "dax=never: not in fslab's catalogue" in dax.unknown
+    # beside a trade it is still said
+    both = named([FilesystemSpec(name="ext4"), FilesystemSpec(
+        name="ext4", variant="x", mount_options=["data=writeback", "dax=never"])], {"safe", "trade"})
+    x = both.candidates[1]
+    assert x.safety == "trade" and "dax=never" in x.unknown and "data=writeback" in x.trades
 
 
 @pytest.mark.parametrize("kind", ["pocock", "obrien-fleming", "bonferroni"])
@@ -251,15 +256,23 @@ def test_the_decision_says_what_the_good_stop_shows():
 
 
 def test_a_lone_survivor_shares_p_best_with_the_eliminated():
-    """Winner by elimination: its P(best) is not 100% by construction; the eliminated
-    keep their share of the same posterior (the column sums to 1)."""
-    race = run_race({"best": 1.0, "b": 0.80, "c": 0.78}, own=0.03, seed=3)
-    assert race.stopped == WINNER and set(race.eliminated) == {"b", "c"}
-    assert race.contenders == ["best", "b", "c"]
+    """Winner by elimination: its P(best) is not 100% by construction; the eliminated (by
+    a test, on their own 3 rounds) keep their share of the same posterior (the column sums
+    to 1); one whose unit failed is no choice and gets none."""
+    from fslab.decide.race import Elimination
+    race = Race(["best", "b", "gone"], "higher")
+    for r in range(1, 11):
+        race.record("best", r, 100.0 * (1 + 0.01 * (r % 3)))
+    for r, x in zip((1, 2, 3), (0.97, 0.99, 0.90)):
+        race.record("b", r, race.values["best"][r] * x)
+    race.record("gone", 1, 50.0)
+    race.eliminated["b"] = Elimination("b", 3, "best", 0.95, (0.8, 1.1), 0.01, 0.02, "t", 0.02)
+    race.eliminated["gone"] = Elimination("gone", 2, "", math.nan, (math.nan, math.nan), math.nan,
+                                          math.nan, "", 0.0, failed_because="mkfs failed")
+    assert race.contenders == ["best", "b"]
     post = posterior(race.values, race.contenders, race.better)
-    assert 0.9 < post["best"]["p_best"] < 1 and post["b"]["p_best"] > 0
-    assert sum(v["p_best"] for v in post.values()) == pytest.approx(1)
-
+    assert 0.02 < post["b"]["p_best"] < 0.3 and post["best"]["p_best"] < 0.98
+    assert post["best"]["p_best"] + post["b"]["p_best"] == pytest.approx(1)
 
 def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():
     """Two candidates: P(best) is the t posterior of their mean log ratio (exact, to Monte

@@ -56,14 +56,15 @@ def outlier_mask(values: pd.Series, keys: pd.DataFrame | list) -> pd.Series:
 
 
 def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """One row per (keys..., level): n, mean, median, geometric mean, sd, cv, min, max, t-interval of the
-    mean, order-statistic interval of the median, outlier count."""
+    """One row per (keys..., level): n, mean, median, the geometric mean with each round's
+    drift taken out (gmean_adjusted: _round_adjusted_gmeans), sd, cv, min, max, t-interval
+    of the mean, order-statistic interval of the median, outlier count."""
     cols = keys + ["level"]
     grouped = data.groupby(cols, sort=True, dropna=False)
     g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
-    out["gmean"] = _round_adjusted_gmeans(data, keys, out)
+    out["gmean_adjusted"] = _round_adjusted_gmeans(data, keys, out)
     n = out["n"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
@@ -90,15 +91,26 @@ def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFram
     each level is placed by the rounds it ran, corrected for how fast those rounds were,
     and the others keep all their rounds: a level that missed a slow round does not look
     best for it, and a candidate eliminated at round 3 does not reduce the others' order
-    to rounds 1-3. NaN for a group with fewer than 2 rounds, or whose levels no round links."""
+    to rounds 1-3. NaN for the whole group where it has fewer than 2 rounds, a level with
+    no usable value, or levels no round links (one estimator for every level of a group)."""
     d = data[keys + ["level", "iteration", "value"]].reset_index(drop=True)
     d = d[d["value"] > 0]
     d = d[~d.duplicated(keys + ["level", "iteration"], keep=False)]
-    fitted = []
-    for _, g in d.groupby(keys, sort=False, dropna=False):
+    d = d.assign(log=np.log(d["value"].to_numpy(dtype=float)))
+    index = pd.MultiIndex.from_frame(out[keys + ["level"]])
+    by_group = [d[c] for c in keys]
+    shape = pd.DataFrame({"levels": d.groupby(by_group, dropna=False)["level"].transform("nunique"),
+                          "rounds": d.groupby(by_group, dropna=False)["iteration"].transform("nunique"),
+                          "cells": d.groupby(by_group, dropna=False)["log"].transform("size")})
+    every = out.groupby([out[c] for c in keys], dropna=False)["level"].transform("nunique")
+    every = pd.Series(every.to_numpy(), index=pd.MultiIndex.from_frame(out[keys + ["level"]]))
+    whole = (shape["rounds"] >= 2) & (shape["levels"].to_numpy() ==
+                                      every.reindex(pd.MultiIndex.from_frame(d[keys + ["level"]])).to_numpy())
+    balanced = whole & (shape["cells"] == shape["levels"] * shape["rounds"])
+    fitted = [np.exp(d[balanced].groupby([d[balanced][c] for c in keys + ["level"]], dropna=False)["log"].mean())]
+    rest = d[whole & ~balanced]      # unbalanced groups: the additive fit, one at a time
+    for _, g in rest.groupby([rest[c] for c in keys], sort=False, dropna=False):
         levels, rounds = pd.unique(g["level"]), pd.unique(g["iteration"])
-        if len(rounds) < 2:
-            continue
         n, nl, nr = len(g), len(levels), len(rounds)
         li = pd.Index(levels).get_indexer(g["level"])
         ri = pd.Index(rounds).get_indexer(g["iteration"])
@@ -107,17 +119,16 @@ def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFram
         last = ri == nr - 1        # deviation coding: the last round's effect is minus the others'
         x[np.flatnonzero(~last), nl + ri[~last]] = 1.0
         x[np.flatnonzero(last), nl:] = -1.0
-        coef, _, rank, _ = np.linalg.lstsq(x, np.log(g["value"].to_numpy(dtype=float)), rcond=None)
+        coef, _, rank, _ = np.linalg.lstsq(x, g["log"].to_numpy(), rcond=None)
         if rank < x.shape[1]:      # some levels share no round with the others
             continue
         first = g.iloc[0]
-        fitted += [{**{k: first[k] for k in keys}, "level": lv, "gmean": float(np.exp(c))}
-                   for lv, c in zip(levels, coef[:nl])]
+        fitted.append(pd.Series(np.exp(coef[:nl]), index=pd.MultiIndex.from_tuples(
+            [(*(first[k] for k in keys), lv) for lv in levels], names=keys + ["level"])))
+    fitted = [f for f in fitted if len(f)]
     if not fitted:
         return np.full(len(out), np.nan)
-    gm = pd.DataFrame(fitted).set_index(keys + ["level"])["gmean"]
-    index = pd.MultiIndex.from_frame(out[keys + ["level"]])
-    return gm.reindex(index).to_numpy()
+    return pd.concat(fitted).reindex(index).to_numpy()
 
 
 def _median_cis(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:

@@ -106,8 +106,8 @@ def _estimates(g: pd.DataFrame, group_pairs: list[dict]) -> dict[str, float]:
         value = float(row["median"])
         if "estimate" in row and isinstance(row["estimate"], (int, float)) and not math.isnan(row["estimate"]):
             value = float(row["estimate"])
-        elif _blocked(group_pairs) and "gmean" in row and not math.isnan(row.get("gmean", math.nan)):
-            value = float(row["gmean"])
+        elif _blocked(group_pairs) and not math.isnan(row.get("gmean_adjusted", math.nan)):
+            value = float(row["gmean_adjusted"])
         out[row["level"]] = value
     return out
 

@@ -118,7 +118,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                budget, max_candidates, profile, fio, image_size, seed, min_rounds):
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
-    from fslab.decide.candidates import from_catalogue, from_file
+    from fslab.decide.candidates import STORED, from_catalogue, from_file
     from fslab.plan.variants import parse_fs, spec_fields
     allowed = {"safe"} | ({"trade"} if allow == "trade" else set())
     if allow not in ("safe", "trade"):
@@ -165,7 +165,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
         "decide": plans.DecideSection(metric=metric, delta=delta, max_rounds=max_rounds,
                                       budget_seconds=budget_s, allow=sorted(allowed),
                                       candidates={c.label: {k: v for k, v in c.as_dict().items()
-                                                            if k in ("safety", "trades", "changed", "effect", "origin")}
+                                                            if k in STORED}
                                                   for c in kept},
                                       left_out=left)})
     race.check_unique_variants()
@@ -231,8 +231,8 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                              int(s["first_round"]), s.get("probed") or {})
             notes.append(s.get("why", ""))
         else:
-            stop = (f"--stages {max_stages}" if n > max_stages else
-                    "the --budget is spent" if _budget_spent(store, run_id, plan1, done[-1].first) else None)
+            stop = f"--stages {max_stages}" if n > max_stages else _budget_stop(store, run_id, plan1,
+                                                                                 done[-1].first)
             if stop:      # said only when there would have been a next stage
                 kind, _, _ = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
                                                 int(env.get("max_candidates") or 40))
@@ -303,16 +303,16 @@ def _stage_summary(n: int, stage, dec: dict, why: str) -> dict:
                        and r["eliminated_round"] is None}}
 
 
-def _budget_spent(store, run_id: str, plan, last_first: int) -> bool:
-    """Spent, or the last stage stopped because its next round would have overrun it (a
-    new stage would then run its first rounds past the budget)."""
+def _budget_stop(store, run_id: str, plan, last_first: int) -> str | None:
+    """Why no next stage starts for the --budget: spent, or the last stage stopped because
+    its next round would have overrun it (a new stage would run its first rounds past it)."""
     budget = plan.decide.budget_seconds
     if not budget:
-        return False
+        return None
     from fslab.decide.policy import budget_key
     env = (store.run(run_id).get("environment") or {}).get("decide") or {}
     if env.get(budget_key(last_first)) is not None:
-        return True
+        return "the last stage stopped where its next round would have overrun the --budget"
     spent = sum(u["finished"] - u["started"] for u in store.units(run_id)
                 if u.get("started") and u.get("finished"))
-    return spent >= budget
+    return "the --budget is spent" if spent >= budget else None

@@ -28,20 +28,25 @@ MAX_CANDIDATES = 40
 @dataclass
 class Candidate:
     spec: FilesystemSpec
-    safety: str = "safe"                 # safe | trade
+    safety: str = "safe"                 # safe | trade | unknown (options outside the catalogue)
     trades: str = ""                     # what a trade gives up, in words
     changed: str = "defaults"            # the option it varies, as typed
     why: str = ""                        # the catalogue's note on what it changes
     origin: str = ""                     # "catalogue": one of its values (or defaults)
+    unknown: str = ""                    # the options fslab's catalogue does not list, said so
 
     @property
     def label(self) -> str:
         return self.spec.label
 
     def as_dict(self) -> dict:
+        """What a decide's plan keeps of it (STORED), beside its filesystem spec."""
         return {"label": self.label, "fs": self.spec.name, "changed": self.changed,
                 "safety": self.safety, "trades": self.trades, "effect": self.why,
-                "origin": self.origin}
+                "origin": self.origin, "unknown": self.unknown}
+
+
+STORED = ("safety", "trades", "changed", "effect", "origin", "unknown")
 
 
 @dataclass
@@ -126,7 +131,7 @@ def from_file(path: Path, allow: set[str]) -> CandidateSet:
             raise FslabError(f"{path}: candidate {spec.label} appears twice; give each a variant name")
         seen.add(spec.label)
         filesystems.get(spec.name)     # an unknown filesystem is an input error, here
-        c = Candidate(spec, safety, trades, _changed(spec))
+        c = Candidate(spec, safety, trades, _changed(spec), unknown=classify(spec)[2])
         if safety not in allow:
             left.append(f"{spec.label}: a trade ({trades or 'said so in the file'}); --allow trade races it")
             continue
@@ -137,7 +142,8 @@ def from_file(path: Path, allow: set[str]) -> CandidateSet:
 
 
 def classify(spec: FilesystemSpec) -> tuple[str, str, str]:
-    """(safety, trades, what it changes) of a variant's options, from its driver's catalogue:
+    """(safety, trades, the options it does not know) of a variant's options, from its
+    driver's catalogue:
     a value the catalogue marks as a trade makes the variant one; a value it does not list
     is unknown to fslab: the variant's safety is "unknown" (never called safe), said as
     such, and raced as the user's choice."""
@@ -161,8 +167,8 @@ def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
     """Exactly the variants the user named (--fs NAME:VARIANT[...]), classed by the catalogue."""
     out, left = [], []
     for spec in specs:
-        safety, trades, effect = classify(spec)
-        c = Candidate(spec, safety, trades, _changed(spec), effect)
+        safety, trades, unknown = classify(spec)
+        c = Candidate(spec, safety, trades, _changed(spec), unknown=unknown)
         if safety == "trade" and safety not in allow:     # an unknown one: the user named it
             left.append(f"{spec.label}: a trade ({trades}); --allow trade races it")
             continue

@@ -44,6 +44,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
         row = {"label": lv, "fs": specs[lv].name, "options": specs[lv].options_text,
                "changed": info.get("changed", ""), "safety": info.get("safety", "safe"),
                "trades": info.get("trades", ""), "effect": info.get("effect", ""),
+               "unknown": info.get("unknown", ""),
                "rounds": len(race.values.get(lv, {})),
                "p_best": None, "expected_loss": None, "ratio": None, "ratio_ci": [None, None],
                "eliminated_round": None, "retired_round": None, "why": "",
@@ -204,7 +205,7 @@ def cells(r: dict, winner: str | None) -> dict[str, str]:
     ratio = ("—" if r["ratio"] is None else f"{ratio_text(r['ratio'])}"
              + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci[0] is not None and r["label"] != winner else ""))
     status = r["why"] + (f"; trades {r['trades']}" if r["safety"] == "trade" else "") + (
-        f"; {r['effect']}" if r["safety"] == "unknown" and r.get("effect") else "") + (
+        f"; {r['unknown']}" if r.get("unknown") else "") + (
         f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
         if r.get("throttle") else "")
     wa = r["write_amplification"]
@@ -230,6 +231,8 @@ def tail(dec: dict) -> list[str]:
 def stage_lines(s: dict) -> list[str]:
     """One stage of a decide: what raced, what won, why."""
     won = (f"winner {s['winner']}" if s["verdict"] == "winner" else
+           f"leader {s['winner']}, none of the others delta better (retired, not shown worse)"
+           if s["stopped"] == "none delta better than the leader" else
            f"tie of {', '.join(s['ties'])}, leader {s['winner']} ({s['stopped']})" if s["winner"]
            else f"no decision ({s['stopped']})")
     p = s.get("p_best") or {}

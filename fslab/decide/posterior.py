@@ -1,11 +1,12 @@
 """What a decision is worth: P(best), the expected loss of each choice, and the smallest
 difference the run could have found.
 
-P(best) comes from the posterior of the candidates' mean log values given the rounds every
-finalist ran, with rounds as blocks: each round's values are centred on the round's mean
-(drift shared by the round cancels), and the mean vector is drawn from a multivariate t
-around the observed means with the within-round covariance over n, on n - 1 degrees of
-freedom (the reference posterior of a normal mean with unknown covariance). P(best) is the
+P(best) comes from the posterior of the candidates' mean log values given their rounds,
+with rounds as blocks: each round's values are centred on the round's mean (drift shared
+by the round cancels), and, where every candidate ran the same n rounds, the mean vector
+is drawn from a multivariate t around the observed means with the within-round
+covariance over n, on n - 1 degrees of freedom (the reference posterior of a normal mean
+with unknown covariance; `posterior` says how candidates with fewer rounds enter). P(best) is the
 share of draws in which a candidate is best. With 3 rounds the t has 2 degrees of freedom:
 one candidate ahead in every round by a hair is not "100% best" (a Bayesian bootstrap over
 rounds said so). The expected loss of choosing a candidate is the mean, over the same draws,
@@ -34,41 +35,42 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     weighs with its own rounds and the others keep all of theirs.
 
     Candidate i's mean log ratio to the reference, d_i (se_i on n_i rounds), is drawn as
-    d_i + se_i * w_i * s_i: w is a standard normal vector whose correlation is the
-    ratios' on the rounds all of them ran (they share the reference's noise) times the
-    overlap of their rounds, and s_i = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform
+    d_i + se_i * w_i * s_i: w is a standard normal vector whose correlation for i, j is
+    their ratios' on the rounds both ran (they share the reference's noise) times the
+    overlap of their rounds |Ri & Rj| / sqrt(ni nj) (the correlation of two means over
+    different rounds), each pair on its own shared rounds, so a candidate eliminated at
+    round 3 does not reduce the others' to 3 rounds; and s_i = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform
     for all (comonotone). With every candidate on the same rounds this is the multivariate
     t of the module doc (in distribution; the random stream differs)."""
     if len(labels) == 1:
         return {labels[0]: {"p_best": 1.0, "expected_loss": 0.0}}
     ref = max(labels, key=lambda lv: (len(values.get(lv, {})), -labels.index(lv)))
-    common = sorted(set.intersection(*(set(values[lv]) for lv in labels)))
     pairs = {lv: sorted(set(values[lv]) & set(values[ref])) for lv in labels}
-    if len(common) < 2 or any(values[lv][r] <= 0 for lv in labels for r in values[lv]):
+    others = [lv for lv in labels if lv != ref]
+    if any(len(pairs[lv]) < 2 for lv in others) or \
+            any(values[lv][r] <= 0 for lv in labels for r in values[lv]):
         return {lv: {"p_best": math.nan, "expected_loss": math.nan} for lv in labels}
     sign = 1.0 if better == "higher" else -1.0
 
     def ratios(lv: str, rounds: list[int]) -> np.ndarray:
         return sign * np.log([values[lv][r] / values[ref][r] for r in rounds])
 
-    others = [lv for lv in labels if lv != ref]
     mean = np.array([ratios(lv, pairs[lv]).mean() for lv in others])
     n = np.array([len(pairs[lv]) for lv in others])
     se = np.array([np.std(ratios(lv, pairs[lv]), ddof=1) / math.sqrt(len(pairs[lv])) for lv in others])
-    # their correlation: the ratios' on the rounds all of them ran (they share the
-    # reference's noise), times the overlap of their rounds |Ri & Rj| / sqrt(ni nj) (the
-    # correlation of two means over different rounds); none where a ratio did not vary
-    c = np.array([ratios(lv, common) for lv in others]).T                 # common x others
-    sd = c.std(axis=0, ddof=1)
-    u = np.divide(c - c.mean(axis=0), sd, out=np.zeros_like(c), where=sd > 0)
-    corr = u.T @ u / (len(common) - 1)
-    sets = [set(pairs[lv]) for lv in others]
-    overlap = np.array([[len(a & b) for b in sets] for a in sets]) / np.sqrt(np.outer(n, n))
-    corr = corr * overlap
-    np.fill_diagonal(corr, 1.0)
+    corr = np.eye(len(others))
+    for i, a in enumerate(others):
+        for j in range(i + 1, len(others)):
+            b = others[j]
+            both = sorted(set(pairs[a]) & set(pairs[b]))
+            corr[i, j] = corr[j, i] = _correlation(ratios(a, both), ratios(b, both)) \
+                * len(both) / math.sqrt(n[i] * n[j])
     vals, vecs = np.linalg.eigh(corr)
     root = vecs * np.sqrt(np.clip(vals, 0, None))                         # corr = root root'
-    rng = np.random.default_rng(zlib.crc32(repr((seed, labels, common)).encode()))
+    # pairwise estimates need not make a valid correlation matrix: the nearest one with
+    # its negative eigenvalues cut, each row rescaled so every w_i stays a standard normal
+    root /= np.maximum(np.linalg.norm(root, axis=1, keepdims=True), 1e-12)
+    rng = np.random.default_rng(zlib.crc32(repr((seed, labels, [pairs[lv] for lv in labels])).encode()))
     w = rng.standard_normal((DRAWS, len(others))) @ root.T                # draws x others
     q = rng.uniform(size=(DRAWS, 1))
     scale = np.sqrt((n - 1) / stats.chi2.ppf(q, n - 1))
@@ -80,6 +82,13 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
     return {lv: {"p_best": float(p_best[i]), "expected_loss": float(loss[:, i].mean())}
             for i, lv in enumerate(labels)}
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r on the rounds two candidates share (0 where under 3, or one does not vary)."""
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return 0.0
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def smallest_detectable(values: dict[str, dict[int, float]], winner: str, others: list[str],

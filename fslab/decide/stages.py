@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from fslab import plan as plans
 from fslab.errors import FslabError
-from fslab.decide.candidates import Candidate, from_catalogue
+from fslab.decide.candidates import STORED, Candidate, from_catalogue
 from fslab.decide.combine import combine
 from fslab.decide.policy import replay
 
@@ -48,7 +48,7 @@ def stage_plan(base: plans.Plan, number: int, first: int, cands: list[Candidate]
     size = next((f.image_size for f in base.filesystem if f.image_size), None)
     d = base.decide
     info = {c.label: {k: v for k, v in c.as_dict().items()
-                      if k in ("safety", "trades", "changed", "effect", "origin")} for c in cands}
+                      if k in STORED} for c in cands}
     out = base.model_copy(update={
         "filesystem": [c.spec.model_copy(update={"image_size": size}) if size else c.spec
                        for c in cands],
@@ -62,7 +62,7 @@ def to_candidate(plan: plans.Plan, label: str) -> Candidate:
     spec = next(f for f in plan.filesystem if f.label == label)
     i = plan.decide.candidates.get(label, {})
     return Candidate(spec, i.get("safety", "safe"), i.get("trades", ""), i.get("changed", ""),
-                     i.get("effect", ""), i.get("origin", ""))
+                     i.get("effect", ""), i.get("origin", ""), i.get("unknown", ""))
 
 
 def combinations(store, run_id: str, stage: Stage, min_rounds: int):

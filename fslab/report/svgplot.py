@@ -219,9 +219,11 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
     `note` on the right; a dashed line at `reference`. rows: dicts with label, value, lo,
     hi, color, note. log: the value axis in decades (ratios)."""
     row_h, top, right, bottom = 22, 26, 200, 34
-    # room for the longest label (10 px text: about 6 px a character), the plot keeps the rest
-    left = max(90, min(width / 2, 6 * max((len(str(r["label"])) for r in rows), default=0) + 16))
-    plot_w = width - left - right
+    # room for the longest label (10 px text: about 6 px a character): the figure widens,
+    # the plot keeps its width
+    left = max(90, 6 * max((len(str(r["label"])) for r in rows), default=0) + 16)
+    plot_w = width - 90 - right
+    width = left + plot_w + right
     height = top + row_h * len(rows) + bottom
     panel = Panel(left, top, plot_w, row_h * len(rows))
     shown = [v for r in rows for v in (r["value"], r.get("lo"), r.get("hi"))
@@ -270,7 +272,8 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
                              f'stroke="{color}" stroke-width="1.4"/>')
         if ok(v):
             parts.append(f'<circle cx="{_f(panel.x(v))}" cy="{_f(cy)}" r="5" fill="{color}"/>')
-    panel.text(left, 14, title, 11, "start")
+    # over the plot, or from the figure's edge where it would run past the right (11 px text)
+    panel.text(left if left + 6.6 * len(title) < width else 8, 14, title, 11, "start")
     panel.text(left + plot_w / 2, height - 4, axis, 9)
     body = "".join(parts)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
