@@ -44,7 +44,7 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     t of the module doc (in distribution; the random stream differs)."""
     if len(labels) == 1:
         return {labels[0]: {"p_best": 1.0, "expected_loss": 0.0}}
-    ref = max(labels, key=lambda lv: (len(values.get(lv, {})), -labels.index(lv)))
+    ref = _reference(values, labels, better)
     pairs = {lv: sorted(set(values[lv]) & set(values[ref])) for lv in labels}
     others = [lv for lv in labels if lv != ref]
     if any(len(pairs[lv]) < 2 for lv in others) or \
@@ -82,6 +82,21 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
     return {lv: {"p_best": float(p_best[i]), "expected_loss": float(loss[:, i].mean())}
             for i, lv in enumerate(labels)}
+
+
+def _reference(values: dict[str, dict[int, float]], labels: list[str], better: str) -> str:
+    """The best-looking of those that ran the most rounds (the leader: the survivors ran
+    the most): where a candidate ran fewer rounds, its draws come from its ratio to the
+    reference on the rounds both ran, and against the leader that is the comparison its
+    P(best) turns on (through a noisier one, a candidate shown 11% behind the leader kept
+    7% P(best))."""
+    most = max(len(values.get(lv, {})) for lv in labels)
+    full = [lv for lv in labels if len(values.get(lv, {})) == most]
+    rounds = sorted(set.intersection(*(set(values[lv]) for lv in full)))
+    sign = 1.0 if better == "higher" else -1.0
+    score = {lv: sign * float(np.mean(np.log([values[lv][r] for r in rounds])))
+             if rounds and all(values[lv][r] > 0 for r in rounds) else -math.inf for lv in full}
+    return max(full, key=lambda lv: (score[lv], -labels.index(lv)))
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:
