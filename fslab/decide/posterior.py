@@ -30,8 +30,8 @@ POWER = 0.8
 
 def posterior(values: dict[str, dict[int, float]], labels: list[str], better: str,
               seed: int = 0) -> dict[str, dict[str, float]]:
-    """label -> {"p_best", "expected_loss"}: each candidate against a reference (one that
-    ran the most rounds: the survivors did), on the rounds both ran, so a candidate retired early
+    """label -> {"p_best", "expected_loss"}: each candidate against a reference (the
+    leader: _reference), on the rounds both ran, so a candidate retired early
     weighs with its own rounds and the others keep all of theirs.
 
     Candidate i's mean log ratio to the reference, d_i (se_i on n_i rounds), is drawn as
