@@ -332,3 +332,28 @@ def test_a_candidate_shown_far_behind_the_leader_on_its_rounds_gets_no_p_best_th
                      ["other", "leader", "retired"], "higher")
     assert post["retired"]["p_best"] < 0.01
     assert post["retired"]["expected_loss"] == pytest.approx(0.105, abs=0.01)
+
+
+def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_path):
+    """--budget counts the whole decide: the stage after one that stopped because its
+    next round would have overrun the budget does not start (it would run its first 3
+    rounds past it), nor one after the budget is spent; without a budget nothing stops."""
+    import time as _time
+    from fslab.commands.decide import _budget_stop
+    from fslab.decide.policy import budget_key
+    from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
+    from fslab.records import UnitKey
+    from fslab.store import open_store
+    store = open_store(tmp_path)
+    plan = Plan(filesystem=[FilesystemSpec(name="ext4")], suite=[SuiteSpec(kind="fio")],
+                decide=DecideSection(budget_seconds=100))
+    run_id = store.create_run("", {})
+    start = _time.time() - 60       # one unit of 60 s: 40 s of the budget left
+    store.finish_unit(run_id, UnitKey("h", "ext4", "default", "fio", "c", "{}", 1), [], "done", None, start, None)
+    assert _budget_stop(store, run_id, plan, 0) is None
+    assert _budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
+    store.update_environment(run_id, {"decide": {budget_key(0): 3}})
+    assert "stopped where its next round would have overrun the --budget" in _budget_stop(store, run_id, plan, 0)
+    assert _budget_stop(store, run_id, plan, 12) is None           # another stage's stop
+    plan_30 = plan.model_copy(update={"decide": DecideSection(budget_seconds=30)})
+    assert _budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
