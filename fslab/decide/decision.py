@@ -139,7 +139,7 @@ def pct(x: float | None) -> str:
 
 def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
-    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
+    amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
     lines = narrative(dec)
     lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
                  + ("  write ampl." if amp else "") + "  status")
@@ -208,7 +208,7 @@ def cells(r: dict, winner: str | None) -> dict[str, str]:
         f"; {r['unknown']}" if r.get("unknown") else "") + (
         f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
         if r.get("throttle") else "")
-    wa = r["write_amplification"]
+    wa = r.get("write_amplification")
     return {"ratio": ratio, "p_best": "—" if r["p_best"] is None else pct(r["p_best"]),
             "expected_loss": "—" if r["expected_loss"] is None else pct(r["expected_loss"]),
             "write_amplification": "—" if wa is None else f"{wa:.2f}×", "status": status}

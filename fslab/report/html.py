@@ -99,7 +99,7 @@ def _decide_view(dec: dict) -> dict:
     """A decide's decision, as the terminal says it: the verdict and what it took, the
     candidates' ratios to the winner drawn with their intervals, the table, what to type."""
     winner = dec["winner"]
-    amp = any(r["write_amplification"] is not None for r in dec["candidates"])
+    amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
     rows, dots = [], []
     for r in dec["candidates"]:
         c = cells(r, winner)
