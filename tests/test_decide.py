@@ -357,3 +357,35 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     assert _budget_stop(store, run_id, plan, 12) is None           # another stage's stop
     plan_30 = plan.model_copy(update={"decide": DecideSection(budget_seconds=30)})
     assert _budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
+
+
+def test_the_reach_is_each_candidates_own_and_an_erratic_one_does_not_set_it():
+    """Pooled over the pairs, one erratic candidate (zfs-fuse) made the first look say
+    1462% for a race that then eliminated one 50% behind: each pair at its own noise, the
+    median said, the range named."""
+    from fslab.decide.posterior import detectable
+    rng = np.random.default_rng(3)
+    lead = {r: 100.0 * float(rng.lognormal(0, 0.05)) for r in range(1, 4)}
+    quiet = {r: lead[r] * 0.9 * float(rng.lognormal(0, 0.02)) for r in lead}
+    wild = {r: lead[r] * 0.2 * float(rng.lognormal(0, 0.8)) for r in lead}
+    values = {"lead": lead, "quiet": quiet, "wild": wild}
+    per = detectable(values, "lead", ["quiet", "wild"], 0.003, 3, rounds=10)
+    assert per["quiet"] < 0.2 < 2 < per["wild"]
+    assert smallest_detectable(values, "lead", ["quiet", "wild"], 0.003, 3, rounds=10) == \
+        pytest.approx(np.median(list(per.values())))
+    assert smallest_detectable(values, "lead", ["quiet"], 0.003, 3, rounds=10) == pytest.approx(per["quiet"])
+
+
+def test_a_plain_interval_that_leaves_out_1_is_said_not_to_be_the_races_separation():
+    from fslab.decide.decision import tail
+    row = dict(fs="xfs", options="", changed="", safety="safe", trades="", rounds=10, p_best=0.01,
+               expected_loss=0.08, eliminated_round=None, retired_round=None, why="not separated",
+               write_amplification=None, throttle=None)
+    dec = {"winner": "xfs:a", "traded": [], "commands": [], "left_out": [], "alpha_per_look": 0.0033,
+           "candidates": [{**row, "label": "xfs:a", "ratio": 1.0, "ratio_ci": [1.0, 1.0]},
+                          {**row, "label": "xfs", "ratio": 0.92, "ratio_ci": [0.870, 0.979]},
+                          {**row, "label": "xfs:b", "ratio": 0.99, "ratio_ci": [0.93, 1.05]}]}
+    lines = tail(dec)
+    assert lines == ["xfs: a 95% interval that leaves out 1 is not a separation here: the race "
+                     "separates by Holm over every pair at its look's level (0.0033 at its last "
+                     "look), which plain intervals are not"]

@@ -217,6 +217,15 @@ def cells(r: dict, winner: str | None) -> dict[str, str]:
 def tail(dec: dict) -> list[str]:
     """After the table: what was traded, what to type, what did not race and why."""
     lines = [f"traded: {t}" for t in dec["traded"]]
+    apart = [r["label"] for r in dec["candidates"] if r["label"] != dec["winner"]
+             and r["eliminated_round"] is None and None not in r["ratio_ci"]
+             and (r["ratio_ci"][1] < 1 or r["ratio_ci"][0] > 1)]
+    if apart:
+        level = dec.get("alpha_per_look")
+        lines.append(f"{', '.join(apart)}: a 95% interval that leaves out 1 is not a separation "
+                     f"here: the race separates by Holm over every pair at its look's level"
+                     + (f" ({level:.2g} at its last look)" if level else "")
+                     + ", which plain intervals are not")
     lead = next((r for r in dec["candidates"] if r["label"] == dec["winner"]), None)
     if lead and lead.get("throttle"):
         lines.append(f"nothing to apply: {lead['label']} is a benchmark clone throttled by "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fslab.decide.posterior import smallest_detectable
+from fslab.decide.posterior import detectable
 from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
@@ -150,18 +150,23 @@ class RacePolicy:
             return
         lead = race.leader(alive)
         k = len(alive)
-        reach = smallest_detectable(race.values, lead, [lv for lv in alive if lv != lead],
-                                    race.level(race.max_rounds), max(1, k * (k - 1) // 2),
-                                    rounds=race.max_rounds)
-        if not math.isfinite(reach):
+        per = {lv: x for lv, x in detectable(race.values, lead, [lv for lv in alive if lv != lead],
+                                             race.level(race.max_rounds), max(1, k * (k - 1) // 2),
+                                             rounds=race.max_rounds).items() if math.isfinite(x)}
+        if not per:
             return
+        reach = float(np.median(list(per.values())))
+        lo, hi = min(per, key=per.get), max(per, key=per.get)
+        span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
+                f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {reach:.1%},")
         words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
-                 f"can tell apart about {reach:.1%} with 80% power (--delta {percent(race.delta)})")
+                 f"can tell apart about {span} with 80% power, each candidate against the leader "
+                 f"at its own noise (--delta {percent(race.delta)})")
         if reach > race.delta:
-            words += ("; candidates closer than that will likely not be shown worse: retired "
-                      "(not delta better than the leader) or left in a tie the rounds could not "
-                      "separate (more --max-rounds tells closer ones apart; a --delta near it "
-                      "ends the race sooner)")
+            words += ("; candidates closer than their figure will likely not be shown worse: "
+                      "retired (not delta better than the leader) or left in a tie the rounds "
+                      "could not separate (more --max-rounds tells closer ones apart; a --delta "
+                      "near it ends the race sooner)")
         self.console.print(words, markup=False, highlight=False)
 
     def _over_budget(self, it: int) -> bool:

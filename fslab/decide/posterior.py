@@ -110,22 +110,27 @@ def smallest_detectable(values: dict[str, dict[int, float]], winner: str, others
                         alpha: float, comparisons: int, rounds: int | None = None) -> float:
     """The smallest ratio difference (as a fraction, 0.03 = 3%) the paired t-test on
     within-round log ratios finds with 80% power at this run's noise and rounds (or
-    `rounds`, a projection at the noise so far): the pooled standard deviation of every
-    candidate's log ratio to the winner, at the Holm-first (Bonferroni) level of
-    `comparisons` tests. NaN when nothing varies."""
-    sds, ns = [], []
+    `rounds`, a projection at the noise so far), at the Holm-first (Bonferroni) level of
+    `comparisons` tests: the median over the other candidates of each one's own figure
+    (detectable), so one erratic candidate (zfs-fuse) does not make every pair look
+    hopeless. NaN where no pair has 3 common rounds."""
+    per = [x for x in detectable(values, winner, others, alpha, comparisons, rounds).values()
+           if math.isfinite(x)]
+    return float(np.median(per)) if per else math.nan
+
+
+def detectable(values: dict[str, dict[int, float]], winner: str, others: list[str],
+               alpha: float, comparisons: int, rounds: int | None = None) -> dict[str, float]:
+    """Per other candidate, smallest_detectable at its own pair's noise (the standard
+    deviation of its log ratio to the winner on the rounds both ran, at least 3)."""
+    out = {}
     for lv in others:
         common = sorted(set(values[winner]) & set(values[lv]))
         if len(common) < 3:
             continue
         d = np.log([values[lv][r] for r in common]) - np.log([values[winner][r] for r in common])
-        sds.append(np.var(d, ddof=1) * (len(d) - 1))
-        ns.append(len(d))
-    if not ns:
-        return math.nan
-    df = sum(n - 1 for n in ns)
-    sd = math.sqrt(sum(sds) / df)
-    n = rounds or max(ns)
-    t_alpha = stats.t.ppf(1 - alpha / (2 * max(1, comparisons)), n - 1)
-    t_power = stats.t.ppf(POWER, n - 1)
-    return float(math.exp((t_alpha + t_power) * sd / math.sqrt(n)) - 1)
+        n = rounds or len(d)
+        t_alpha = stats.t.ppf(1 - alpha / (2 * max(1, comparisons)), n - 1)
+        t_power = stats.t.ppf(POWER, n - 1)
+        out[lv] = float(math.exp((t_alpha + t_power) * np.std(d, ddof=1) / math.sqrt(n)) - 1)
+    return out
