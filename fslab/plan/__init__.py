@@ -41,7 +41,13 @@ class RunSection(BaseModel):
     adaptive: bool = False
     max_iterations: int = Field(30, ge=2, le=1000)
     target_ci: float = Field(0.03, gt=0, lt=1)
-    fresh_fs: bool = True          # new filesystem per iteration
+    # how a unit's loop image is held, "fresh" (a new sparse file per unit) or "reused" (one
+    # file written once per run, every unit's filesystem on the same host blocks), and
+    # whether each unit starts on a settled machine (writeback drained, caches dropped);
+    # None: the profile's default. bench/noise measured both (docs/statistics.md)
+    image: Literal["fresh", "reused"] | None = None
+    settle: bool | None = None
+    loop_direct_io: bool = True    # the loop device reads and writes its image with O_DIRECT
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
     # ran. None: the profile's default (on for paper, off otherwise); see fslab/fio/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
@@ -151,6 +157,14 @@ class Plan(BaseModel):
     @property
     def profile(self):
         return PROFILES[self.run.profile]
+
+    @property
+    def image(self) -> str:
+        return self.run.image or self.profile.image
+
+    @property
+    def settle(self) -> bool:
+        return self.profile.settle if self.run.settle is None else self.run.settle
 
     @property
     def page_cache(self) -> str:

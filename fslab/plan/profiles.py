@@ -21,6 +21,10 @@ class Profile:
     min_image_bytes: int     # smallest loop image (XFS refuses < 300 MiB)
     scale: float             # fraction of the study's file counts / tree sizes
     description: str
+    # a unit's loop image and the machine before it (fslab/targets/loop.py,
+    # fslab/system/settle.py); bench/noise measured them (docs/statistics.md)
+    image: str = "fresh"
+    settle: bool = False
 
     @property
     def scaled(self) -> bool:

@@ -15,7 +15,7 @@ from fslab.run.probe import probe_plan
 from fslab.workloads.support.jobfile import environment_of
 from fslab.run.dryrun import too_few_rounds
 from fslab.run.scheduler import execute
-from fslab.targets.loop import LoopTarget, backing_device_of
+from fslab.targets.loop import LoopTarget, backing_device_of, remove_reused
 from fslab.targets.blockdev import DeviceTarget
 from fslab.targets.mountpoint import MountpointTarget
 from fslab.system.mounts import is_mounted
@@ -92,6 +92,8 @@ class LocalExecutor(Executor):
                            console=session.console, mountpoint_dir=self.mountpoint_dir,
                            rounds_policy=self.rounds_policy)
         finally:
+            if self.kind == "loop":
+                remove_reused(wd)
             if not self.workdir:
                 if not any(is_mounted(str(p)) for p in wd.glob("mnt-*")):
                     shutil.rmtree(wd, ignore_errors=True)
@@ -102,7 +104,8 @@ def _target_factory(target: str, device, destroy_data, mountpoint, workdir, plan
     """(make_target(workdir), mountpoint dir or None, description) for the chosen target kind."""
     if target == "loop":
 
-        def make(wd: Path): return LoopTarget(wd)   # images go in the run's work directory
+        def make(wd: Path):   # images go in the run's work directory
+            return LoopTarget(wd, direct_io=plan.run.loop_direct_io, image=plan.image)
         info = {"kind": "loop", "backing": backing_device_of(str(workdir or tmp_base()))}
         return make, None, info
     if target == "device":

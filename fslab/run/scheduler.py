@@ -26,6 +26,7 @@ from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
 from fslab.workloads.base import UnitContext, UnitFailed
 from fslab.system import teardown
+from fslab.system.settle import QUIET_KIB, settle
 from fslab.run.adaptive import CAVEAT, AdaptiveRounds
 
 
@@ -125,6 +126,11 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
                       workdir=workdir, make_target=make_target, mountpoint_dir=mountpoint_dir,
                       log=lambda m: console.print(f"  {m}"), page_cache=plan.page_cache,
                       unit_timeout=plan.run.unit_timeout)
+    if plan.settle and mountpoint_dir is None:
+        settled = settle()
+        if settled.dirty_kib > QUIET_KIB:
+            console.print(f"  [yellow]note:[/] {settled.dirty_kib} KiB still dirty after "
+                          f"{settled.seconds:.0f} s of settling; the unit starts anyway")
     started = time.time()
     measurements, status, message = [], "done", None
     try:
