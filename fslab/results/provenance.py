@@ -41,6 +41,11 @@ def measured_as(runs: list[dict], records) -> str:
         note = answer_note([r.get("environment") or {} for r in runs])
         if note:
             parts.append(note)
+    setups = {RunEnvironment.of_run(run).unit_setup_note() for run in runs} - {""}
+    if len(setups) == 1:
+        parts.append(setups.pop())
+    elif setups:
+        parts.append("units set up differently in these runs: " + "; ".join(sorted(setups)))
     for name, jf in sorted(job_files.items()):
         if name in cases and jf.get("io"):
             parts.append(f"job file {name} as written: {io_text(jf['io'])}")

@@ -75,6 +75,10 @@ def run_environment(plan: Plan, fs_names: list[str], target: dict) -> dict:
     env["profile"] = {"name": plan.profile.name, "scaled": plan.profile.scaled,
                       "description": plan.profile.description}
     env["page_cache"] = plan.page_cache
+    # how each unit starts (bench/noise measured what quiets a unit: docs/statistics.md)
+    env["units"] = {"settle": plan.settle,
+                    **({"image": plan.image, "loop_direct_io": plan.run.loop_direct_io}
+                       if target.get("kind", "loop") == "loop" else {})}
     return env
 
 

@@ -136,6 +136,30 @@ class RunEnvironment:
         policy = self.data.get("page_cache")
         return str(policy) if policy is not None else None
 
+    # --- how each unit started -----------------------------------------------------------
+
+    @property
+    def unit_setup(self) -> dict:
+        """{"settle": bool, "image": "fresh" | "reused", "loop_direct_io": bool} ({} for runs
+        from before fslab recorded it: a fresh image per unit, unsettled)."""
+        return _dict(self.data.get("units"))
+
+    def unit_setup_note(self) -> str:
+        """The answer header's words for it ('' when not recorded)."""
+        u = self.unit_setup
+        if not u:
+            return ""
+        parts = []
+        if u.get("image") == "reused":
+            parts.append("every unit on one loop image written before the run")
+        elif u.get("image") == "fresh":
+            parts.append("a new sparse loop image per unit")
+        if u.get("loop_direct_io") is False:
+            parts.append("loop device buffered")
+        parts.append("writeback drained and caches dropped before each unit" if u.get("settle")
+                     else "units not settled")
+        return ", ".join(parts)
+
     def cache_policy(self, fs_label: str) -> str | None:
         """What the policy could do on one level ('direct I/O (O_DIRECT)', ...)."""
         return self.filesystems.get(fs_label, {}).get("cache_policy") or None

@@ -75,6 +75,7 @@ class LoopTarget(Target):
             dio = Path(f"/sys/block/{os.path.basename(dev)}/loop/dio")
             info["direct_io"] = dio.read_text().strip() == "1" if dio.exists() else None
             info["backing"] = backing_device_of(image)
+            info["image_file"] = os.path.basename(image)
         return info
 
     def image_paths(self) -> list[str]:

@@ -1,0 +1,70 @@
+"""The knobs bench/noise measures: how a unit's loop image is held and whether the machine is
+settled before it (fslab/targets/loop.py, fslab/system/settle.py, [run] in a plan)."""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import leftovers, needs_root, run_fslab
+from fslab.plan import Plan, RunSection
+from fslab.plan.profiles import PROFILES
+from fslab.system import settle as settle_mod
+
+
+def test_a_plan_takes_the_profiles_image_and_settle_unless_it_names_its_own():
+    for name, profile in PROFILES.items():
+        plan = Plan(run=RunSection(profile=name))
+        assert (plan.image, plan.settle) == (profile.image, profile.settle)
+    plan = Plan(run=RunSection(profile="quick", image="fresh", settle=False))
+    assert (plan.image, plan.settle) == ("fresh", False)
+    plan = Plan(run=RunSection(profile="smoke", image="reused", settle=True))
+    assert (plan.image, plan.settle) == ("reused", True)
+    with pytest.raises(ValueError):
+        RunSection(image="preallocated")
+
+
+def test_dirty_kib_reads_dirty_and_writeback_from_meminfo():
+    lines = Path("/proc/meminfo").read_text().splitlines()
+    fields = {ln.split(":")[0]: int(ln.split()[1]) for ln in lines}
+    # the kernel's own counters move between two reads: compare within a generous bound
+    assert abs(settle_mod.dirty_kib() - (fields["Dirty"] + fields["Writeback"])) < 64 * 1024
+
+
+def test_settle_waits_for_writeback_to_drain(tmp_path):
+    with open(tmp_path / "dirty", "wb") as f:   # 32 MiB dirty in the page cache
+        f.write(os.urandom(32 << 20))
+    done = settle_mod.settle(limit_s=60)
+    assert done.dirty_kib <= settle_mod.QUIET_KIB or done.seconds >= 60
+    assert done.dropped == (os.geteuid() == 0)
+
+
+@pytest.mark.e2e
+@needs_root()
+def test_a_reused_image_holds_every_units_filesystem_and_goes_at_the_end(state_dir, results,
+                                                                          tmp_path):
+    work = tmp_path / "work"
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[run]\nprofile = "smoke"\niterations = 2\nimage = "reused"\nsettle = true\n'
+                    '[[filesystem]]\nname = "ext4"\n[[filesystem]]\nname = "xfs"\n'
+                    '[[suite]]\nkind = "fio"\nworkloads = ["randwrite"]\n')
+    run_fslab("run", str(plan), "--results", str(results), "--workdir", str(work))
+    db = sqlite3.connect(results / "fslab.sqlite")
+    status = db.execute("SELECT status, COUNT(*) FROM units GROUP BY status").fetchall()
+    assert status == [("done", 4)]
+    env = json.loads(db.execute("SELECT environment FROM runs").fetchone()[0])
+    assert env["units"] == {"settle": True, "image": "reused", "loop_direct_io": True}
+    # every unit's filesystem (ext4's and xfs's, both rounds) was made on the one image
+    targets = [json.loads(p.read_text())["target"]
+               for p in (results / "runs").rglob("filesystem.json")]
+    assert len(targets) == 4
+    assert {t["image"] for t in targets} == {"reused"}
+    assert len({t["image_file"] for t in targets}) == 1
+    assert targets[0]["image_file"].startswith("reused-")
+    report = run_fslab("report", "--results", str(results))
+    assert "every unit on one loop image written before the run" in report.stdout
+    assert not list(work.glob("*.img"))          # gone at the run's end
+    assert not leftovers(str(work))
