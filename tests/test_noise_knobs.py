@@ -68,3 +68,25 @@ def test_a_reused_image_holds_every_units_filesystem_and_goes_at_the_end(state_d
     assert "every unit on one loop image written before the run" in report.stdout
     assert not list(work.glob("*.img"))          # gone at the run's end
     assert not leftovers(str(work))
+
+
+def test_workdir_is_judged_by_its_filesystem_type_not_its_path(tmp_path):
+    from fslab.errors import FslabError
+    from fslab.run.validate import _check_workdir, fstype_of
+    assert fstype_of(Path("/proc/self")) == "proc"
+    with pytest.raises(FslabError, match="proc, a kernel pseudo-filesystem"):
+        _check_workdir(Path("/proc/fslab-work"))
+    if fstype_of(Path("/dev/shm")) == "tmpfs":   # a tmpfs holds images (in RAM), said
+        _check_workdir(Path("/dev/shm"))
+    _check_workdir(tmp_path)
+
+
+def test_a_run_with_images_in_ram_says_so_before_any_number():
+    from fslab.results.provenance import measured_where
+    runs = [{"run_id": "r1", "environment": {"target": {"kind": "loop", "backing": {
+        "source": "tmpfs", "fstype": "tmpfs"}}}},
+            {"run_id": "r2", "environment": {"target": {"kind": "loop", "backing": {
+                "source": "/dev/vda", "fstype": "ext4"}}}}]
+    lines = measured_where(runs)
+    assert lines == ["run r1: loop images in RAM (tmpfs work directory): numbers from memory "
+                     "and CPU, not from a disk"]

@@ -423,23 +423,30 @@ class Instance:
         self.driver_data: dict[str, Any] = {}   # what the driver keeps between steps (ZFS: pool)
         self.made = False
         self.info: dict[str, Any] = {}    # what happened: lazy init, options in effect...
+        self.seconds: dict[str, float] = {}   # each step's wall time (bench/noise's parts)
 
     # steps ---------------------------------------------------------------
     def acquire(self) -> None:
         if self.driver.needs_device and not self.devices:
+            t = time.perf_counter()
             for i in range(self.spec.devices):
                 self.devices.append(self.target.acquire(self.size_bytes, f"{self.label}-d{i}"))
+            self.seconds["acquire"] = time.perf_counter() - t
 
     def mkfs(self) -> None:
         self.acquire()
+        t = time.perf_counter()
         self.driver.mkfs(self)
+        self.seconds["mkfs"] = time.perf_counter() - t
         self.made = True
 
     def mount(self) -> None:
+        t = time.perf_counter()
         self.mountpoint.mkdir(parents=True, exist_ok=True)
         state.note("mount", str(self.mountpoint))
         self.driver.mount(self)
         self.info.update(self.driver.after_mount(self))
+        self.seconds["mount"] = time.perf_counter() - t
 
     def unmount(self) -> None:
         if self.driver.held(self):
@@ -450,6 +457,7 @@ class Instance:
         state.forget("mount", str(self.mountpoint))
 
     def close(self) -> None:
+        t = time.perf_counter()
         errors = []
         for step in (self.unmount, lambda: self.driver.destroy(self)):
             try:
@@ -470,6 +478,7 @@ class Instance:
         except OSError:
             pass
         self.devices.clear()
+        self.seconds["teardown"] = time.perf_counter() - t
         if errors:
             raise StepFailed("teardown: " + "; ".join(errors))
 

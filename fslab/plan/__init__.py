@@ -48,6 +48,9 @@ class RunSection(BaseModel):
     image: Literal["fresh", "reused"] | None = None
     settle: bool | None = None
     loop_direct_io: bool = True    # the loop device reads and writes its image with O_DIRECT
+    # a round's order: "spread" (every unit of the round shuffled) or "grouped" (each case's
+    # filesystems back to back, cases and filesystems shuffled); None: the profile's default
+    order: Literal["spread", "grouped"] | None = None
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
     # ran. None: the profile's default (on for paper, off otherwise); see fslab/fio/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
@@ -161,6 +164,10 @@ class Plan(BaseModel):
     @property
     def image(self) -> str:
         return self.run.image or self.profile.image
+
+    @property
+    def order(self) -> str:
+        return self.run.order or self.profile.order
 
     @property
     def settle(self) -> bool:

@@ -25,6 +25,7 @@ class Profile:
     # fslab/system/settle.py); bench/noise measured them (docs/statistics.md)
     image: str = "fresh"
     settle: bool = False
+    order: str = "spread"     # a round's order (fslab/run/schedule.py)
 
     @property
     def scaled(self) -> bool:

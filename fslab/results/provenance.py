@@ -55,7 +55,8 @@ def measured_as(runs: list[dict], records) -> str:
 def measured_where(runs: list[dict]) -> list[str]:
     """Every line a reader needs before the first number: implementations, guests, then
     inputs that stood in for the study's own (aging: a generated history, not a real one)."""
-    return implementation_lines(runs) + guest_lines(runs) + stand_in_lines(runs)
+    return (implementation_lines(runs) + guest_lines(runs) + in_memory_lines(runs)
+            + stand_in_lines(runs))
 
 
 def stand_in_lines(runs: list[dict]) -> list[str]:
@@ -66,6 +67,17 @@ def stand_in_lines(runs: list[dict]) -> list[str]:
             line = f"{key}: {w['stand_in']}" if isinstance(w, dict) and w.get("stand_in") else None
             if line and line not in out:
                 out.append(line)
+    return out
+
+
+def in_memory_lines(runs: list[dict]) -> list[str]:
+    """A run whose loop images lived in RAM (--workdir on tmpfs): no disk was measured."""
+    out = []
+    for run in runs:
+        backing = RunEnvironment.of_run(run).target.get("backing") or {}
+        if backing.get("fstype") in ("tmpfs", "ramfs"):
+            out.append(f"run {run.get('run_id', '?')}: loop images in RAM ({backing['fstype']} "
+                       "work directory): numbers from memory and CPU, not from a disk")
     return out
 
 

@@ -126,7 +126,11 @@ class Schedule:
         """Round `it` of these pairs (default: all), in the order drawn from the plan's seed
         and the round."""
         order = list(self.pairs if pairs is None else pairs)
-        random.Random(f"{self.plan.run.seed}:{it}").shuffle(order)
+        rng = random.Random(f"{self.plan.run.seed}:{it}")
+        if self.plan.order == "grouped":
+            order = _grouped(order, rng)
+        else:
+            rng.shuffle(order)
         return [Unit(UnitKey(host, spec.name, spec.variant, suite.name, case.name,
                              canonical_params(case.params), it), spec, suite, case)
                 for spec, suite, case in order]
@@ -134,3 +138,23 @@ class Schedule:
     def units(self, host: str = "localhost") -> list[Unit]:
         """Every unit of the fixed rounds, in run order."""
         return [u for it in range(1, self.rounds + 1) for u in self.round(it, host=host)]
+
+
+def _grouped(pairs: list[Pair], rng: random.Random) -> list[Pair]:
+    """A round with each case's units back to back: the cases in a random order, each
+    case's filesystems in a random order. The units a within-round test pairs then run
+    seconds apart, not minutes (drift slower than a unit cancels), and no filesystem holds
+    a fixed place in its case's group."""
+    def case_of(p: Pair) -> tuple:
+        return (p[1].name, p[2].name, canonical_params(p[2].params))
+    groups: dict[tuple, list[Pair]] = {}
+    for p in pairs:
+        groups.setdefault(case_of(p), []).append(p)
+    cases = list(groups)
+    rng.shuffle(cases)
+    out: list[Pair] = []
+    for c in cases:
+        group = groups[c]
+        rng.shuffle(group)
+        out += group
+    return out

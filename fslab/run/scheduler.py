@@ -8,6 +8,7 @@ starts. A resumed run skips units already done and redoes the rest.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import time
 import traceback
@@ -128,6 +129,7 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
                       unit_timeout=plan.run.unit_timeout)
     if plan.settle and mountpoint_dir is None:
         settled = settle()
+        ctx.phases["settle"] = settled.seconds
         if settled.dirty_kib > QUIET_KIB:
             console.print(f"  [yellow]note:[/] {settled.dirty_kib} KiB still dirty after "
                           f"{settled.seconds:.0f} s of settling; the unit starts anyway")
@@ -142,6 +144,8 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
         (adir / "error.txt").write_text(traceback.format_exc())
     if status == "failed":
         console.print(f"[red]failed[/] {unit.key.label()}: {message}")
+    ctx.phases["unit"] = time.time() - started + ctx.phases.get("settle", 0.0)
+    (adir / "phases.json").write_text(json.dumps({k: round(v, 4) for k, v in ctx.phases.items()}))
     if "filesystem" in ctx.environment:
         import orjson
         (adir / "filesystem.json").write_bytes(

@@ -161,6 +161,20 @@ def _negative(value: str) -> str:
     return f"{value!r}: must not be negative"
 
 
+# filesystems that hold no regular files to put loop images in (tmpfs and ramfs do: images
+# in RAM, which the report then says, as bench/noise uses to take the disk out)
+PSEUDO_FILESYSTEMS = frozenset({"proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2",
+                                "debugfs", "tracefs", "securityfs", "pstore", "bpf",
+                                "configfs", "fusectl", "mqueue", "hugetlbfs", "efivarfs",
+                                "binfmt_misc", "autofs", "rpc_pipefs", "nsfs"})
+
+
+def fstype_of(path: Path) -> str:
+    """The type of the filesystem holding `path` ('' when findmnt cannot tell)."""
+    r = proc.run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(path)], check=False, timeout=30)
+    return r.stdout.strip().splitlines()[-1] if r.ok and r.stdout.strip() else ""
+
+
 def _check_workdir(workdir: Path) -> None:
     p = Path(workdir)
     if p.exists() and not p.is_dir():
@@ -168,8 +182,10 @@ def _check_workdir(workdir: Path) -> None:
     probe = p if p.exists() else p.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise error(f"--workdir {p}: not a writable directory")
-    if str(p.resolve()).startswith(("/proc", "/sys", "/dev")):
-        raise error(f"--workdir {p}: a kernel pseudo-filesystem cannot hold loop images")
+    fstype = fstype_of(probe)
+    if fstype in PSEUDO_FILESYSTEMS:
+        raise error(f"--workdir {p}: {fstype}, a kernel pseudo-filesystem, cannot hold loop "
+                    "images")
     try:   # what the run does first: create a file there
         import tempfile
         with tempfile.NamedTemporaryFile(dir=probe, prefix=".fslab-probe-"):

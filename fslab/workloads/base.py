@@ -70,6 +70,9 @@ class UnitContext:
     environment: dict[str, Any] = field(default_factory=dict)   # filled by run() for the store
     page_cache: str = "off"          # the run's cache policy (fslab/fio/cachepolicy.py)
     unit_timeout: float | None = None   # [run] unit_timeout: overrides the derived deadline
+    # wall time of the unit's parts (settle, acquire, mkfs, mount, layout, teardown, ...):
+    # kept as the unit's phases.json, where bench/noise reads what a unit costs beyond its I/O
+    phases: dict[str, float] = field(default_factory=dict)
 
     def filesystem(self, size_bytes: int = 0, label: str | None = None,
                    spec: FilesystemSpec | None = None) -> Instance:
@@ -202,7 +205,10 @@ class MountedFs:
             self.path = Path(tempfile.mkdtemp(prefix="fslab-", dir=self.ctx.mountpoint_dir))
             return self.path, None
         self.inst = self.ctx.filesystem(self.size)
-        self.inst.__enter__()
+        try:
+            self.inst.__enter__()
+        finally:
+            self.ctx.phases.update(self.inst.seconds)
         self.ctx.environment["filesystem"] = self.inst.effective()
         self.path = self.inst.mountpoint
         return self.path, self.inst
@@ -211,6 +217,7 @@ class MountedFs:
         if self.inst is not None:
             try:
                 self.inst.close()
+                self.ctx.phases.update(self.inst.seconds)
             except StepFailed as e:
                 if not isinstance(exc, StepFailed):
                     raise

@@ -224,6 +224,7 @@ class FioSuite(Suite):
                     raise
                 p.returncode = os.waitstatus_to_exitcode(status)
             elapsed = time.perf_counter() - t0
+            ctx.phases["io"] = elapsed
             b = sample()
             acct.stop()
             case.keep_logs(directory, ctx)
@@ -323,8 +324,10 @@ class MatrixCase(FioCase):
         if device is None:   # lay the files out first: the counters cover only the job
             # writing its files: 10 MiB/s at worst (never the measured job's override)
             limit = deadline.deadline_for(0, 0, _bytes_written(opts))
+            t = time.perf_counter()
             try:
                 _layout(job_path, log_path, str(directory), limit)
+                ctx.phases["layout"] = time.perf_counter() - t
             except TimedOut:
                 recovered = ctx.driver.recover_after_hang(inst)
                 raise UnitFailed(f"hung: no result after {limit:.3g} s (fio laying out "
