@@ -90,3 +90,78 @@ def test_a_run_with_images_in_ram_says_so_before_any_number():
     lines = measured_where(runs)
     assert lines == ["run r1: loop images in RAM (tmpfs work directory): numbers from memory "
                      "and CPU, not from a disk"]
+
+
+def _schedule(order: str | None):
+    from fslab.plan import FilesystemSpec, SuiteSpec
+    from fslab.run.schedule import Schedule
+    return Schedule.of(Plan(run=RunSection(profile="quick", order=order), filesystem=[
+        FilesystemSpec(name="ext4"), FilesystemSpec(name="xfs"), FilesystemSpec(name="btrfs")],
+        suite=[SuiteSpec(kind="fio", workloads=["randread", "seqread", "mixed"])]))
+
+
+def test_a_grouped_round_runs_each_cases_filesystems_back_to_back_in_a_drawn_order():
+    s = _schedule("grouped")
+    firsts, case_orders = set(), set()
+    for it in range(1, 21):
+        units = s.round(it)
+        cases = [u.key.case for u in units]
+        assert len(units) == 9 and len({(u.key.fs, u.key.case) for u in units}) == 9
+        # each case's units are contiguous
+        runs = [c for k, c in enumerate(cases) if k == 0 or cases[k - 1] != c]
+        assert sorted(runs) == ["mixed", "randread", "seqread"], cases
+        case_orders.add(tuple(runs))
+        firsts |= {units[k].key.fs for k in range(0, 9, 3)}
+        assert s.round(it) == units          # the same round again: the same order (resume)
+    assert len(case_orders) > 1 and firsts == {"ext4", "xfs", "btrfs"}
+    # a race's round of some pairs only (fslab decide) is grouped too
+    some = [p for p in s.pairs if p[0].name != "btrfs"]
+    cases = [u.key.case for u in s.round(7, some)]
+    assert len([c for k, c in enumerate(cases) if k == 0 or cases[k - 1] != c]) == 3
+
+
+def test_a_spread_round_shuffles_every_unit_as_before():
+    s = _schedule("spread")
+    grouped_every_time = all(
+        len([c for k, c in enumerate(cs) if k == 0 or cs[k - 1] != c]) == 3
+        for cs in ([u.key.case for u in s.round(it)] for it in range(1, 21)))
+    assert not grouped_every_time
+
+
+def test_steady_state_is_fios_window_judged_by_snias_two_rules():
+    from fslab.fio.parse import job_measurements, load_fio_output, steady_state_of
+    doc = load_fio_output((Path(__file__).parent / "data" / "fio-json" /
+                           "27_fio-plot-results_fio-3.33.json").read_bytes(), "corpus")
+    ss = doc["jobs"][0]["steadystate"]
+    reached, spread, excursion = steady_state_of(ss)
+    # fio's own criterion for this window is 7.462113% (its largest deviation from the mean)
+    assert spread == pytest.approx(7.462113, abs=1e-4)
+    assert reached and excursion < 10
+    got = {m.metric: m.value for m in job_measurements(doc)[0].measurements}
+    assert got["steady_state_reached"] == 1.0
+    # a window that climbs 2% a second stays within 20% of its mean but its fitted line
+    # rises 18%: fio would stop it, SNIA's second rule does not count it steady
+    climbing = {"ss": "iops:20.000000%", "attained": 1,
+                "data": {"iops": [1000 * (1 + 0.02 * k) for k in range(10)]}}
+    reached, spread, excursion = steady_state_of(climbing)
+    assert spread < 20 and excursion == pytest.approx(16.8, abs=0.5) and not reached
+    assert steady_state_of({"ss": "iops:20%", "attained": 0, "data": {}}) is None
+
+
+def test_the_standard_profile_runs_time_based_jobs_until_steady_and_smaller_ones_do_not():
+    from fslab.plan import FilesystemSpec, SuiteSpec
+    from fslab.run.schedule import Schedule
+
+    def configs(profile, fio=None):
+        plan = Plan(run=RunSection(profile=profile), filesystem=[FilesystemSpec(name="ext4")],
+                    suite=[SuiteSpec(kind="fio", workloads=["randread", "seqwrite"],
+                                     **({"fio": fio} if fio else {}))])
+        return {c.name: c.config for _, _, cases in Schedule.of(plan).suite_cases for c in cases}
+    std = configs("standard")
+    assert std["randread"]["steadystate"] == "iops:20%" and std["seqwrite"]["steadystate"] == "bw:20%"
+    assert (std["randread"]["ss_dur"], std["randread"]["ss_ramp"], std["randread"]["runtime"]) \
+        == ("10s", "5s", "60")
+    assert "steadystate" not in configs("quick")["randread"]
+    assert "steadystate" not in configs("paper")["randread"]   # the study's fixed durations
+    own = configs("standard", {"ss": "iops_slope:1%", "ss_dur": "30s"})
+    assert own["randread"]["ss"] == "iops_slope:1%" and "steadystate" not in own["randread"]

@@ -1,7 +1,9 @@
 """A plan is expanded once (fslab/run/schedule.py) and the expansion means what the stores
 already hold: the unit keys, their params JSON and their order for a seed are those of the
 definition below (every fs variant × every case its suites give at the plan's profile, in
-plan order, each round shuffled by random.Random("SEED:ROUND")), for every shipped plan at
+plan order, each round drawn by random.Random("SEED:ROUND"): the cases shuffled, then each
+case's filesystems shuffled and run back to back, or with `order = "spread"` every unit
+shuffled), for every shipped plan at
 every profile, CLI plans and job files; and a run resumed from its stored plan text finds
 the same units in the same order."""
 from __future__ import annotations
@@ -38,11 +40,28 @@ def reference_keys(plan, host: str) -> list[tuple]:
                     pairs.append((spec, suite, case))
     keys = []
     for it in range(1, plan.iterations + 1):
-        order = list(pairs)
-        random.Random(f"{plan.run.seed}:{it}").shuffle(order)
+        order = drawn(plan, pairs, it)
         keys += [(host, spec.name, spec.variant, suite.name, case.name,
                   canonical_params(case.params), it) for spec, suite, case in order]
     return keys
+
+
+def drawn(plan, pairs: list, it: int) -> list:
+    """One round's order, by its definition."""
+    rng = random.Random(f"{plan.run.seed}:{it}")
+    if plan.order == "spread":
+        order = list(pairs)
+        rng.shuffle(order)
+        return order
+    cases = list(dict.fromkeys((su.name, c.name, canonical_params(c.params))
+                               for _, su, c in pairs))
+    rng.shuffle(cases)
+    order = []
+    for key in cases:
+        group = [p for p in pairs if (p[1].name, p[2].name, canonical_params(p[2].params)) == key]
+        rng.shuffle(group)
+        order += group
+    return order
 
 
 def keys_of(schedule: Schedule, host: str) -> list[tuple]:
@@ -107,8 +126,7 @@ def test_every_round_runs_every_pair_once_in_its_seeds_order(seed, rounds):
         assert rnd == schedule.round(it)          # the same round, asked again
     # a race's later rounds of some pairs keep the same seeded draw
     some = schedule.pairs[::2]
-    order = list(some)
-    random.Random(f"{seed}:{rounds + 1}").shuffle(order)
+    order = drawn(p, some, rounds + 1)
     assert [(u.spec, u.case) for u in schedule.round(rounds + 1, some)] == \
         [(s, c) for s, _, c in order]
 

@@ -59,3 +59,9 @@ def tool_versions(names: list[str]) -> dict[str, str]:
         except Exception as e:   # a broken tool must not stop the run's record
             out[name] = f"unknown ({e})"
     return out
+
+
+def in_memory(fstype: str) -> bool:
+    """Whether a host filesystem of this type keeps its files in RAM (a --workdir there puts
+    the loop images in memory: no disk is measured)."""
+    return fstype in ("tmpfs", "ramfs")

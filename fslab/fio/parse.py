@@ -273,6 +273,7 @@ def _job_values(job: dict, options: dict) -> list[Measurement]:
     for key in ("usr_cpu", "sys_cpu"):
         if key in job:
             out.append(JOB.measure(key, float(job[key])))
+    out.extend(_steady_state(job.get("steadystate")))
     out.append(JOB.measure("error", float(job.get("error", 0) or 0)))
     if job.get("clones"):   # merged clones: how many, and the per-clone mean (fio/clones.py)
         out.append(JOB.measure("clones", float(job["clones"])))
@@ -315,3 +316,43 @@ def _has_samples(stats: dict) -> bool:
     if "N" in stats:
         return int(stats["N"] or 0) > 0
     return any(float(stats.get(k, 0) or 0) > 0 for k in ("mean", "max"))
+
+
+# SNIA PTS's steady state: over the measurement window every value within 20% of the
+# window's mean (fio's `steadystate=iops:20%` stops the job on it), and the best linear
+# fit's excursion across the window within 10% of that mean (checked here from fio's data)
+SNIA_SPREAD_PCT = 20.0
+SNIA_SLOPE_PCT = 10.0
+
+
+def steady_state_of(ss: Any) -> tuple[bool, float, float] | None:
+    """(reached, spread %, slope excursion %) of fio's steadystate entry: spread is the
+    largest deviation from the window's mean, the excursion the fitted line's rise or fall
+    across the window, both in % of the mean; None without a full window of data."""
+    if not isinstance(ss, dict):
+        return None
+    data = ss.get("data") or {}
+    crit = str(ss.get("ss", ""))
+    values = [float(v) for v in (data.get("bw" if crit.startswith("bw") else "iops") or [])]
+    if len(values) < 2 or not any(values):
+        return None
+    n = len(values)
+    mean = sum(values) / n
+    spread = max(abs(v - mean) for v in values) / mean * 100
+    xm = (n - 1) / 2
+    slope = sum((x - xm) * (v - mean) for x, v in enumerate(values)) / \
+        sum((x - xm) ** 2 for x in range(n))
+    excursion = abs(slope) * (n - 1) / mean * 100
+    reached = (bool(int(ss.get("attained", 0) or 0)) and spread <= SNIA_SPREAD_PCT
+               and excursion <= SNIA_SLOPE_PCT)
+    return reached, spread, excursion
+
+
+def _steady_state(ss: Any) -> list[Measurement]:
+    got = steady_state_of(ss)
+    if got is None:
+        return []
+    reached, spread, excursion = got
+    return [JOB.measure("steady_state_reached", float(reached)),
+            JOB.measure("steady_state_spread", spread),
+            JOB.measure("steady_state_slope", excursion)]

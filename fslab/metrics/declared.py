@@ -79,6 +79,11 @@ FIO_JOB: tuple[Metric, ...] = (
     Metric("sys_cpu", "%", label="fio's system CPU %"),
     Metric("error", "code"),
     Metric("clones", "count"),
+    # fio's steadystate window (the standard profile asks for it): described, never ranked
+    Metric("steady_state_reached", "count",
+           label="steady state reached (SNIA: within 20% of the mean, fit within 10%)"),
+    Metric("steady_state_spread", "%", label="steady-state window: largest deviation % of mean"),
+    Metric("steady_state_slope", "%", label="steady-state window: fitted excursion % of mean"),
     # merged clones' per-clone mean (fio/clones.py): their sum is the job's rate
     Metric(r"(read|write|trim)_iops_per_job", "ops/s", role="detail"),
     Metric(r"(read|write|trim)_bw_per_job", "B/s", role="detail"),

@@ -25,7 +25,12 @@ class Profile:
     # fslab/system/settle.py); bench/noise measured them (docs/statistics.md)
     image: str = "fresh"
     settle: bool = False
-    order: str = "spread"     # a round's order (fslab/run/schedule.py)
+    # a round's order (fslab/run/schedule.py): each case's filesystems back to back halved
+    # the own-noise variance of bench/noise's twins against every unit shuffled
+    order: str = "grouped"
+    # (ramp s, window s, ceiling s): a time-based fio job runs until its window is steady
+    # (SNIA PTS's rule, fio's steadystate) or the ceiling; None: the runtime as it is
+    steady_state: tuple[int, int, int] | None = None
 
     @property
     def scaled(self) -> bool:
@@ -52,7 +57,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("quick", 5, 2, 128 * MiB, 1 * GiB, 0.1,
             "default: 128 MiB files, 2 s runs, 5 iterations (about 10 min for 4 filesystems)"),
     Profile("standard", 5, 20, 1 * GiB, 4 * GiB, 0.5,
-            "1 GiB files, 20 s runs, 5 iterations"),
+            "1 GiB files, runs until steady (SNIA's rule over a 10 s window after 5 s; "
+            "at most 60 s), 5 iterations", steady_state=(5, 10, 60)),
     Profile("paper", 10, None, None, 8 * GiB, 1.0,
             "the reference study's exact sizes and durations (hours)"),
 )}

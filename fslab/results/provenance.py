@@ -6,6 +6,7 @@ from __future__ import annotations
 from fslab.store.environment import RunEnvironment
 from fslab.workloads.support.jobfile import io_text
 from fslab.fio.cachepolicy import answer_note
+from fslab.filesystems import in_memory
 
 
 def implementation_lines(runs: list[dict]) -> list[str]:
@@ -75,7 +76,7 @@ def in_memory_lines(runs: list[dict]) -> list[str]:
     out = []
     for run in runs:
         backing = RunEnvironment.of_run(run).target.get("backing") or {}
-        if backing.get("fstype") in ("tmpfs", "ramfs"):
+        if in_memory(str(backing.get("fstype", ""))):
             out.append(f"run {run.get('run_id', '?')}: loop images in RAM ({backing['fstype']} "
                        "work directory): numbers from memory and CPU, not from a disk")
     return out

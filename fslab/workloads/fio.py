@@ -176,6 +176,8 @@ class FioSuite(Suite):
                     opts = {**scale_options(opts, profile, factor),
                             **{k: v for k, v in opts.items() if k in unscaled}}
                 params = {"workload": n, **{k: opts[k] for k in sweep}}   # the case's file size
+                if do_scale and profile.steady_state:
+                    until_steady(opts, profile.steady_state, explicit={**common, **jobs[n]})
                 if o.get("per_job_regions"):
                     split_regions(opts)
                 _finish_options(opts, explicit={**common, **jobs[n], **combo})
@@ -456,6 +458,26 @@ def job_labels(jobs: list) -> list[str]:
         else:
             out.append(j.job_name)
     return out
+
+
+SS_KEYS = ("steadystate", "ss", "steadystate_duration", "ss_dur", "steadystate_ramp_time",
+           "ss_ramp")
+
+
+def until_steady(opts: dict[str, str], steady: tuple[int, int, int],
+                 explicit: dict[str, str]) -> None:
+    """A time-based job runs until fio finds its window steady (every second's rate within
+    20% of the window's mean: SNIA PTS's first rule; fslab/fio/parse.py checks the second,
+    the fitted slope) or the profile's ceiling; a job that sets its own steady state, or is
+    not time-based, is left as it is. Sequential jobs are judged by bandwidth."""
+    if opts.get("time_based") in (None, "0") or any(k in explicit for k in SS_KEYS):
+        return
+    ramp, window, ceiling = steady
+    rw = opts.get("rw", opts.get("readwrite", "read"))
+    measure = "bw" if rw in ("read", "write", "rw", "readwrite", "trim") else "iops"
+    opts.update({"steadystate": f"{measure}:20%", "ss_dur": f"{window}s",
+                 "ss_ramp": f"{ramp}s",
+                 "runtime": _s(max(ceiling, int(_seconds(opts, "runtime") or 0)))})
 
 
 def split_regions(opts: dict[str, str]) -> None:
