@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -14,7 +15,7 @@ from fslab.analysis.significance import ALPHA
 def omnibus(samples: dict[str, np.ndarray]) -> dict:
     """Tests across all levels; NaN where a test cannot run, with the reason in `assumptions`."""
     arrays = [a for a in samples.values() if len(a) > 0]
-    out = {"levels": len(arrays), "kw_h": math.nan, "kw_p": math.nan, "anova_f": math.nan,
+    out: dict[str, Any] = {"levels": len(arrays), "kw_h": math.nan, "kw_p": math.nan, "anova_f": math.nan,
            "anova_p": math.nan, "shapiro_p": math.nan, "levene_p": math.nan}
     if len(arrays) < 2 or min(len(a) for a in arrays) < 2:
         out["assumptions"] = "too few samples for tests across levels (need 2 levels with n >= 2)"

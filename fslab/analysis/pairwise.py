@@ -163,8 +163,9 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
               if pairable and a_rounds is not None and b_rounds is not None else None)
     matched = rounds is not None and len(rounds) >= 2
     if rounds is not None and len(rounds) >= MIN_BLOCKS:
-        a_in = a[np.isin(a_rounds, rounds)][np.argsort(np.asarray(a_rounds)[np.isin(a_rounds, rounds)])]
-        b_in = b[np.isin(b_rounds, rounds)][np.argsort(np.asarray(b_rounds)[np.isin(b_rounds, rounds)])]
+        a_r, b_r = np.asarray(a_rounds), np.asarray(b_rounds)
+        a_in = a[np.isin(a_r, rounds)][np.argsort(a_r[np.isin(a_r, rounds)])]
+        b_in = b[np.isin(b_r, rounds)][np.argsort(b_r[np.isin(b_r, rounds)])]
         blocked = _blocked(a_in, b_in)
         if blocked is not None:
             return {**blocked, "matched": True}
@@ -252,7 +253,8 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
     return rows
 
 
-def _row(a_name, b_name, a, b, better, t: dict, note="") -> dict:
+def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str, t: dict,
+         note: str = "") -> dict:
     med_a, med_b = float(np.median(a)), float(np.median(b))
     ratio = t["ratio"]
     if t["design"] == "blocked" and len(t["a"]) < max(len(a), len(b)):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fslab.errors import FslabError
-from fslab.plan.profiles import PROFILES
+from fslab.plan.profiles import PROFILES, Profile
 from fslab.plan.throttle import parse as parse_throttle, percent
 
 # the page-cache policies a plan may ask for (what each does: fslab/fio/cachepolicy.py)
@@ -149,7 +149,7 @@ class Plan(BaseModel):
     source_path: str | None = Field(None, exclude=True)
 
     @property
-    def profile(self):
+    def profile(self) -> Profile:
         return PROFILES[self.run.profile]
 
     @property
@@ -201,11 +201,12 @@ def load(path: str | Path) -> Plan:
     base = Path(path).absolute().parent
 
     def absolute(s: SuiteSpec) -> SuiteSpec:   # job files are named relative to the plan
-        files = (s.model_extra or {}).get("job_files")
+        extra = s.model_extra or {}
+        files = extra.get("job_files")
         if not isinstance(files, list):
             return s
         return SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **{
-            **s.model_extra, "job_files": [str(base / f) for f in files]}})
+            **extra, "job_files": [str(base / f) for f in files]}})
     return plan.model_copy(update={"suite": [absolute(s) for s in plan.suite]})
 
 

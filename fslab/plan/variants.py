@@ -20,7 +20,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from fslab.errors import FslabError
+
+if TYPE_CHECKING:                       # plan/__init__.py imports this module
+    from fslab.plan import FilesystemSpec
 
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 FLAGS = {"-o": "mount options", "-m": "mkfs arguments", "-p": "a ZFS dataset property",
@@ -214,7 +219,7 @@ def spec_fields(v: Variant) -> dict:
             "pool_properties": dict(v.pool_properties)}
 
 
-def item_text(spec) -> str:
+def item_text(spec: Variant | FilesystemSpec) -> str:
     """A variant as --fs would name it (the inverse of parse_fs): NAME[:VARIANT][[...]]."""
     words = []
     if spec.mount_options:
