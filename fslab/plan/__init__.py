@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fslab.errors import FslabError
 from fslab.plan.profiles import PROFILES, Profile
+from fslab.records import DEFAULT_VARIANT, level_label
 from fslab.plan.throttle import parse as parse_throttle, percent
 
 # the page-cache policies a plan may ask for (what each does: fslab/fio/cachepolicy.py)
@@ -62,7 +63,7 @@ class RunSection(BaseModel):
 class FilesystemSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
-    variant: str = "default"
+    variant: str = DEFAULT_VARIANT
     mkfs_options: list[str] = []
     mount_options: list[str] = []
     properties: dict[str, str] = {}        # ZFS dataset properties (zfs create -O)
@@ -82,7 +83,7 @@ class FilesystemSpec(BaseModel):
 
     @property
     def label(self) -> str:
-        return self.name if self.variant == "default" else f"{self.name}:{self.variant}"
+        return level_label(self.name, self.variant)
 
     @property
     def options_text(self) -> str:
@@ -266,7 +267,7 @@ def from_cli(fs: list[str | FilesystemSpec], suites: list[str], profile: str,
     for item in fs:
         if isinstance(item, str):
             name, _, variant = item.partition(":")
-            item = FilesystemSpec(name=name, variant=variant or "default")
+            item = FilesystemSpec(name=name, variant=variant or DEFAULT_VARIANT)
         fss.append(item.model_copy(update={
             "mkfs_options": [*item.mkfs_options, *(mkfs_options or [])],
             "mount_options": [*item.mount_options, *(mount_options or [])]}))

@@ -50,7 +50,7 @@ class LocalExecutor(Executor):
         if not self._probe:
             return
         # every variant's own options, tried on a scratch loop image (never --device's disk)
-        self.probed = probe_plan(session.plan, lambda line: session.console.print(
+        self.probed = probe_plan(session.schedule, lambda line: session.console.print(
             line, markup=False, highlight=False))
 
     def target_info(self) -> dict:
