@@ -52,10 +52,11 @@ def test_the_readers_take_the_stored_dict_or_the_type_alike():
     from fslab.report.claims import evaluate
     from fslab.results.provenance import measured_where, recorded_implementations
     from fslab.fio.cachepolicy import describe_run
+    from fslab.store.environment import environments_of
     run = real_run()
     env = run["environment"]
     assert describe_run(env) == describe_run(RunEnvironment.of(env))
-    assert recorded_implementations([run]) == {"zfs:dedup": "zfs-fuse"}
-    assert measured_where([run])[0].startswith("zfs here is zfs-fuse 0.7.0")
+    assert recorded_implementations(environments_of([run])) == {"zfs:dedup": "zfs-fuse"}
+    assert measured_where(environments_of([run]))[0].startswith("zfs here is zfs-fuse 0.7.0")
     import pandas as pd
     assert evaluate(pd.DataFrame(), env) == evaluate(pd.DataFrame(), RunEnvironment.of(env)) == []

@@ -19,6 +19,7 @@ from fslab.analysis.pairwise import format_p
 from fslab.recommend.explain import size_text
 from fslab.recommend.score import CAPABILITY, COUNTED, MEASURED, CriterionResult, Recommendation
 from fslab.results.provenance import measured_where as lines
+from fslab.store.environment import environments_of
 
 
 def first_text(rec: Recommendation) -> str:
@@ -95,7 +96,7 @@ def _rank_label(r) -> str:
 
 def measured_where(rec: Recommendation, store) -> list[str]:
     """The report's 'Measured:' lines for the run this recommendation decides from."""
-    return lines([store.run(rec.run_id)])
+    return lines(environments_of([store.run(rec.run_id)]))
 
 
 def as_json(rec: Recommendation, warnings: list[str] = ()) -> dict:
