@@ -10,7 +10,7 @@ trials pooled over rounds (counts.py), the others round by round (pairwise.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -103,7 +103,7 @@ def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
         ident = dict(zip(keys, key))
         lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
         samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
-        omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
+        omni = (asdict(omnibus({k: s[0] for k, s in samples.items()})) if better else
                 {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
                  "no better direction"})
         pooled = counted.get(group_id(key))
