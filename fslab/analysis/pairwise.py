@@ -215,16 +215,16 @@ def _sign_flip(a: np.ndarray, b: np.ndarray) -> dict:
 
 def _unpaired(a: np.ndarray, b: np.ndarray) -> dict:
     p = pair_p_value(a, b)
-    ratio = lo = hi = level = math.nan
+    ratio = lo = hi = confidence = math.nan
     if (a > 0).all() and (b > 0).all():
-        shift, s_lo, s_hi, level = shift_interval(np.log(a), np.log(b))
+        shift, s_lo, s_hi, confidence = shift_interval(np.log(a), np.log(b))
         ratio, lo, hi = math.exp(shift), math.exp(s_lo), math.exp(s_hi)
     else:       # the test's own estimate of the shift, on the values (its sign is the verdict's)
         shift = float(np.median(np.subtract.outer(b, a)))
         if np.median(a) != 0:
             ratio = float(np.median(b) / np.median(a))
     return {"p": p, "test": MANN_WHITNEY, "design": "unpaired", "paired": False, "blocks": 0,
-            "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": level,
+            "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": confidence,
             "smallest_p": smallest_p(len(a), len(b)), "shift": shift, "a": a, "b": b}
 
 
@@ -337,14 +337,14 @@ def effect_sign(r: dict) -> int:
 
 
 def verdict(r: dict) -> str:
-    """benchstat style: '+23.4% (p=0.002, δ=0.81 large)', or '~' when not significant."""
+    """benchstat style: '+23.4% (p=0.002, Cliff's δ=0.81 large)', or '~' when not significant."""
     if not r["significant"]:
         return "~"
     shift = r.get("shift", math.nan)
     change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
               else f"{shift:+.4g}" if isinstance(shift, float) and not math.isnan(shift)
               else f"{r['median_other'] - r['median_baseline']:+.4g}")
-    return f"{change} ({format_p(r['p_holm'])}, δ={r['delta']:.2f} {r['magnitude']})"
+    return f"{change} ({format_p(r['p_holm'])}, Cliff's δ={r['delta']:.2f} {r['magnitude']})"
 
 
 def format_p(p: float) -> str:

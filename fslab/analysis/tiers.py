@@ -69,9 +69,9 @@ def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
     info = {}
     for lv in order:
         row = g[g["level"] == lv].iloc[0]
-        ratio, lo, hi, level = _ratio_to(best, lv, pair, estimate)
+        ratio, lo, hi, confidence = _ratio_to(best, lv, pair, estimate)
         info[lv] = {"median": float(row["median"]), "estimate": estimate[lv],
-                    "ratio_to_best": ratio, "ratio_ci": [lo, hi], "ratio_ci_level": level,
+                    "ratio_to_best": ratio, "ratio_ci": [lo, hi], "ratio_ci_level": confidence,
                     "tier": next((t for t, members in enumerate(groups, 1) if lv in members), None)
                     if display == TIERS else (1 if display == ONE else None),
                     "letters": letters[lv] if display == LETTERS else "",

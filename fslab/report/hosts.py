@@ -48,7 +48,7 @@ def host_comparisons(records: pd.DataFrame, order: list[str] | None = None,
 
 
 def sentence(r: dict) -> str:
-    """'xfs · fio:randread read_iops: nsB vs nsA +41.2% (p=0.008, δ=0.90 large)'."""
+    """'xfs · fio:randread read_iops: nsB vs nsA +41.2% (p=0.008, Cliff's δ=0.90 large)'."""
     fs = level_label(r["fs"], r["variant"])
     change = "" if math.isnan(r["change_pct"]) else f"{r['change_pct']:+.1f}%"
     said = verdict(r)
@@ -62,7 +62,7 @@ def host_table(records: pd.DataFrame, metric_pick=THROUGHPUT) -> Table:
     hosts = host_order(records)
     if AGGREGATE_HOST in set(records["host"]):
         hosts.append(AGGREGATE_HOST)
-    t = Table(title="per host: median (min – max) over iterations", title_justify="left")
+    t = Table(title="per host: median (min – max) over rounds", title_justify="left")
     for col in ("filesystem", "workload", "metric", *hosts):
         t.add_column(col, justify="right" if col in hosts else "left")
     for (fs, variant, case, params), g in records.groupby(["fs", "variant", "case", "params"],

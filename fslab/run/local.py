@@ -68,7 +68,7 @@ class LocalExecutor(Executor):
         console.print(f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × "
                       f"{', '.join(s.kind for s in p.suite)}, profile {p.run.profile}"
                       f"{' (scaled down from the studies)' if p.profile.scaled else ''}, "
-                      f"{p.iterations} iteration{'' if p.iterations == 1 else 's'}"
+                      f"{p.iterations} round{'' if p.iterations == 1 else 's'}"
                       + (f" then adaptive (CI ±{p.run.target_ci:.0%}, at most "
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")

@@ -71,7 +71,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
             row.append(str(n))
             t.add_row(*row)
         console.print(t)
-    console.print("median (min – max) over iterations; ↑ higher is better, ↓ lower is better.")
+    console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better.")
     for u in failed[:10]:
         console.print(f"[red]failed[/] {u['fs']}/{u['variant']} {u['suite']}:{u['case']} "
                       f"#{u['iteration']}: {u['message']}")
