@@ -19,6 +19,15 @@ RECORD_COLUMNS = (
     "iteration", "metric", "value", "unit", "better", "artifact", "ts",
 )
 
+# a filesystem made with no options of its own: its records' variant, unnamed in its label
+DEFAULT_VARIANT = "default"
+
+
+def level_label(fs: str, variant: str | None) -> str:
+    """A filesystem variant as every output names it: 'ext4', 'zfs:dedup'."""
+    return fs if variant in (None, DEFAULT_VARIANT) else f"{fs}:{variant}"
+
+
 # the host of fio's "All clients" records in a multi-host parallel run: their sum, a
 # different quantity from any one host's (shown beside the hosts, never ranked against one)
 AGGREGATE_HOST = "all"

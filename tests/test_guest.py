@@ -205,6 +205,7 @@ def test_the_host_run_takes_over_what_the_guest_recorded_about_its_suites(tmp_pa
     from fslab.results.provenance import stand_in_lines
     from fslab.fio.cachepolicy import describe_run
     from fslab.store import Store
+    from fslab.store.environment import environments_of
     aging = {"history": "generated source tree (20000 files, seeded)", "buffered": False,
              "stand_in": "a generated source history (20000 files, seeded) stood in for URL: "
                          "it could not be reached",
@@ -219,7 +220,7 @@ def test_the_host_run_takes_over_what_the_guest_recorded_about_its_suites(tmp_pa
     run = host.run(run_id)
     env = run["environment"]
     assert env["workloads"]["aging:git"] == aging and env["kernel"] == "6.18"
-    assert stand_in_lines([run]) == [f"aging:git: {aging['stand_in']}"]
+    assert stand_in_lines(environments_of([run])) == [f"aging:git: {aging['stand_in']}"]
     assert describe_run(env) == ["page cache off: each suite below says what it measured",
                                  "aging: grep on a cold cache at every policy"]
 

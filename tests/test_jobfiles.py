@@ -336,8 +336,9 @@ def test_each_job_runs_direct_or_buffered_as_its_file_says(tmp_path):
     # the answer's header says what the job file's jobs did, not the run's page-cache policy
     import pandas as pd
     from fslab.results.provenance import measured_as
-    runs = [{"environment": {"page_cache": "off", "job_files": {
-        "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}]
+    from fslab.store.environment import environments_of
+    runs = environments_of([{"environment": {"page_cache": "off", "job_files": {
+        "db": {"io": {"oltp": "buffered", "log-append": "buffered"}}}}}])
     assert measured_as(runs, pd.DataFrame({"case": ["db"]})) == \
         "job file db as written: both jobs buffered"
     assert measured_as(runs, pd.DataFrame({"case": ["db", "randread"]})) == \

@@ -639,3 +639,56 @@ def test_units_and_directions_of_metrics_live_in_the_catalogue_only():
         if not path.relative_to(PACKAGE.parent).as_posix().startswith("fslab/metrics/"):
             found += literal_meanings(path, units, names)
     assert found == []
+
+
+# --- the run's environment is read through RunEnvironment (fslab/store/environment.py) ----
+
+# Readers that still take the stored environment apart by hand: decide's state keys, until
+# issue 38's remaining part (decide owns its workflow, its state a typed section of
+# RunEnvironment) moves them into fslab/store.
+ENVIRONMENT_BY_KEY_ALLOWED = {
+    "fslab/decide/decision.py", "fslab/decide/policy.py", "fslab/commands/decide.py",
+}
+
+
+def environment_by_key(path: Path) -> list[str]:
+    """Where a module takes a run's stored environment out of its row by key
+    (`run["environment"]`, `run.get("environment")`) instead of RunEnvironment.of_run."""
+    rel = path.relative_to(PACKAGE.parent).as_posix()
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            key = node.slice
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "setdefault", "pop") and node.args):
+            key = node.args[0]
+        if isinstance(key, ast.Constant) and key.value == "environment":
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_environment_finder_sees_a_planted_read(tmp_path):
+    sample = PACKAGE / "_layout_env_sample.py"
+    sample.write_text('a = run["environment"]["load"]\nb = (run.get("environment") or {}).get("cpus")\n'
+                      'c = RunEnvironment.of_run(run).cpus\nctx.environment["filesystem"] = {}\n'
+                      'd = {"environment": a}\n')
+    try:
+        hits = environment_by_key(sample)
+    finally:
+        sample.unlink()
+    assert [h.split(": ", 1)[1] for h in hits] == ["run['environment']", "run.get('environment')"]
+
+
+def test_only_the_store_reads_the_environment_by_key():
+    """docs/architecture.md: readers never index the stored environment; RunEnvironment
+    (fslab/store/environment.py) is its one reader, with one answer for a missing key."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        if rel.startswith("fslab/store/") or rel in ENVIRONMENT_BY_KEY_ALLOWED:
+            continue
+        found += environment_by_key(path)
+    assert found == []
+    # the allow-list holds only what still needs it
+    assert all(environment_by_key(PACKAGE.parent / rel) for rel in ENVIRONMENT_BY_KEY_ALLOWED)

@@ -87,7 +87,8 @@ def test_a_run_with_images_in_ram_says_so_before_any_number():
         "source": "tmpfs", "fstype": "tmpfs"}}}},
             {"run_id": "r2", "environment": {"target": {"kind": "loop", "backing": {
                 "source": "/dev/vda", "fstype": "ext4"}}}}]
-    lines = measured_where(runs)
+    from fslab.store.environment import RunEnvironment
+    lines = measured_where({r["run_id"]: RunEnvironment.of(r["environment"]) for r in runs})
     assert lines == ["run r1: loop images in RAM (tmpfs work directory): numbers from memory "
                      "and CPU, not from a disk"]
 

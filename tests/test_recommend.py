@@ -415,9 +415,10 @@ def test_recommend_says_what_zfs_is_as_the_report_does(smoke_run, tmp_path):
     results, run_id, env = smoke_run
     from fslab.results.provenance import measured_where
     from fslab.store.db import Store
+    from fslab.store.environment import environments_of
     store = Store(results)
     try:
-        lines = measured_where([store.run(run_id)])
+        lines = measured_where(environments_of([store.run(run_id)]))
     finally:
         store.close()
     rec = _recommend(smoke_run, "random-io")

@@ -143,11 +143,12 @@ def test_fetch_clones_once_and_says_why_it_cannot(tmp_path):
 
 def test_a_stand_in_history_is_said_before_any_number():
     from fslab.results.provenance import measured_where
+    from fslab.store.environment import environments_of
     env = {"workloads": {"aging:git": {"history": "generated source tree (200 files, seeded)",
                                        "stand_in": "a generated source history (200 files, "
                                                    "seeded) stood in for URL: unreachable"},
                          "aging:churn": {"stand_in": None}}}
-    assert measured_where([{"environment": env}]) == [
+    assert measured_where(environments_of([{"environment": env}])) == [
         "aging:git: a generated source history (200 files, seeded) stood in for URL: unreachable"]
 
 

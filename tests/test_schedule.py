@@ -165,3 +165,21 @@ def test_the_smallest_image_is_the_one_the_dry_run_shows_the_units_make():
         assert schedule.smallest_image(spec) >= filesystems.get(spec.name).min_bytes
     big = p.filesystem[1].model_copy(update={"image_size": "2G"})
     assert schedule.smallest_image(big) == 2 << 30
+
+
+def test_the_options_probe_reads_the_sessions_expansion(monkeypatch):
+    """The probe sizes its images from the run's one expansion (the session's schedule),
+    never expanding the plan again (it did, in probe_plan)."""
+    from fslab.run import probe
+    p = flags_plan(fs="ext4,ext4:lazy[-m '-E lazy_itable_init=1']", suite="fio",
+                   profile="smoke", iterations=1)
+    schedule = Schedule.of(p)
+
+    def expanded_again(*a, **kw):
+        raise AssertionError("the plan was expanded again")
+    monkeypatch.setattr(Schedule, "of", expanded_again)
+    size = probe.probe_sizes(p, schedule)
+    assert size(p.filesystem[1]) == schedule.smallest_image(p.filesystem[1])
+    # no variant this driver probes (or none available): nothing probed, nothing expanded
+    monkeypatch.setattr(probe, "has_own_options", lambda spec: False)
+    assert probe.probe_plan(schedule, print) == {}

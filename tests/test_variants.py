@@ -128,3 +128,17 @@ def test_dry_run_shows_every_variants_options(tmp_path):
     mount_row = next(line for line in table.splitlines() if "mount options" in line)
     assert "defaults" in mount_row and "data=writeback,commit=30" in mount_row
     assert not (tmp_path / "r").exists()   # a dry run creates nothing
+
+
+def test_one_label_rule_for_a_variant_everywhere():
+    """The plan, --fs's parser and the analysis name a variant by the one rule
+    (fslab.records.level_label): the default variant goes unnamed."""
+    import pandas as pd
+    from fslab.analysis.groups import FS_FACTOR, level_labels
+    from fslab.records import level_label
+    assert [level_label("ext4", v) for v in ("default", None, "lazy")] == ["ext4", "ext4", "ext4:lazy"]
+    plan = from_flags(None, "ext4,zfs:dedup[-p dedup=on]", None, "smoke", None, None, [], None, None)
+    parsed = parse_fs("ext4,zfs:dedup[-p dedup=on]")
+    records = pd.DataFrame({"fs": ["ext4", "zfs"], "variant": ["default", "dedup"]})
+    assert ([s.label for s in plan.filesystem] == [v.label for v in parsed]
+            == list(level_labels(records, FS_FACTOR)) == ["ext4", "zfs:dedup"])

@@ -55,17 +55,18 @@ def test_claims_follow_the_implementation_the_run_recorded_not_this_host(tmp_pat
 
 def test_reports_say_which_zfs_measured_before_any_number():
     from fslab.results.provenance import measured_where
+    from fslab.store.environment import environments_of
     fuse = {"run_id": "a", "environment": {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"}}}
     guest = {"run_id": "b", "environment": {
         "tools": {"zfs implementation": "OpenZFS 2.3.2 kernel module"},
         "guest": {"label": "guest-tcg", "kernel": "6.1.0-56-amd64", "emulated": True}}}
-    (line,) = measured_where([fuse])
+    (line,) = measured_where(environments_of([fuse]))
     assert line.startswith("zfs here is zfs-fuse 0.7.0 (FUSE daemon): a userspace port")
     assert "say nothing about kernel ZFS" in line
-    lines = measured_where([guest])
+    lines = measured_where(environments_of([guest]))
     assert lines[0] == "zfs here is OpenZFS 2.3.2 kernel module"
     assert "EMULATED" in lines[1] and "guest-tcg" in lines[1]
-    assert measured_where([{"run_id": "c", "environment": {"tools": {"fio": "fio-3.33"}}}]) == []
+    assert measured_where(environments_of([{"run_id": "c", "environment": {"tools": {"fio": "fio-3.33"}}}])) == []
 
 
 def test_no_openzfs_claim_cites_zfs_fuse():

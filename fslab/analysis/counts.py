@@ -149,7 +149,7 @@ def compare_counts(pooled: Pooled, better: str | None, levels: Sequence[str]) ->
         r["design"] = DESIGN
         if r["significant"]:
             r["verdict"] = (f"{_pct(r['median_baseline'])} → {_pct(r['median_other'])} of "
-                            f"{pooled.trials} ({format_p(r['p_holm'])}, δ={r['delta']:.2f} "
+                            f"{pooled.trials} ({format_p(r['p_holm'])}, Cliff's δ={r['delta']:.2f} "
                             f"{r['magnitude']})")
     return rows
 

@@ -10,8 +10,8 @@ trials pooled over rounds (counts.py), the others round by round (pairwise.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -103,7 +103,7 @@ def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
         ident = dict(zip(keys, key))
         lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
         samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
-        omni = (omnibus({k: s[0] for k, s in samples.items()}) if better else
+        omni = (asdict(omnibus({k: s[0] for k, s in samples.items()})) if better else
                 {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
                  "no better direction"})
         pooled = counted.get(group_id(key))
@@ -128,12 +128,12 @@ def _tested_by(tier_table: pd.DataFrame, keys: list[str], counted: dict,
     return tier_table
 
 
-def _ordered_levels(found, order: Sequence[str] | None) -> list[str]:
-    found = sorted(str(x) for x in found)
+def _ordered_levels(found: Iterable[object], order: Sequence[str] | None) -> list[str]:
+    names = sorted(str(x) for x in found)
     if not order:
-        return found
-    first = [o for o in order if o in found]
-    return first + [f for f in found if f not in first]
+        return names
+    first = [o for o in order if o in names]
+    return first + [f for f in names if f not in first]
 
 
 def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

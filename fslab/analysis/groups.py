@@ -14,6 +14,8 @@ from typing import Sequence
 
 import pandas as pd
 
+from fslab.records import level_label
+
 IDENTITY = ("run_id", "host", "fs", "variant", "suite", "case", "params", "metric")
 FS_FACTOR = ("fs", "variant")
 _WHERE = {"run_id", "host"}
@@ -41,9 +43,9 @@ def group_columns(factor: Sequence[str]) -> list[str]:
 def level_labels(records: pd.DataFrame, factor: Sequence[str]) -> pd.Series:
     """One readable label per row for its factor level: 'ext4', 'zfs:dedup', a run id."""
     if tuple(factor) == FS_FACTOR:
-        variant = records["variant"].astype(str)
-        return records["fs"].astype(str).where(variant == "default",
-                                               records["fs"].astype(str) + ":" + variant)
+        return pd.Series([level_label(fs, variant) for fs, variant in zip(
+            records["fs"].astype(str), records["variant"].astype(str))], index=records.index,
+            dtype=object)
     label = records[factor[0]].astype(str)
     for col in factor[1:]:
         label = label + ":" + records[col].astype(str)

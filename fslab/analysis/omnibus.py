@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -11,35 +12,47 @@ from scipy import stats
 from fslab.analysis.significance import ALPHA
 
 
-def omnibus(samples: dict[str, np.ndarray]) -> dict:
+@dataclass(frozen=True)
+class Omnibus:
+    """The tests across all levels of one group: NaN where a test could not run, with the
+    reason in `assumptions` (the analysis' omnibus table has one row of these per group)."""
+    levels: int
+    kw_h: float = math.nan           # Kruskal-Wallis H and its p
+    kw_p: float = math.nan
+    anova_f: float = math.nan        # one-way ANOVA's F and its p
+    anova_p: float = math.nan
+    shapiro_p: float = math.nan      # Shapiro-Wilk on the residuals
+    levene_p: float = math.nan       # Levene around the median
+    assumptions: str = ""
+
+
+def omnibus(samples: dict[str, np.ndarray]) -> Omnibus:
     """Tests across all levels; NaN where a test cannot run, with the reason in `assumptions`."""
     arrays = [a for a in samples.values() if len(a) > 0]
-    out = {"levels": len(arrays), "kw_h": math.nan, "kw_p": math.nan, "anova_f": math.nan,
-           "anova_p": math.nan, "shapiro_p": math.nan, "levene_p": math.nan}
+    out = Omnibus(levels=len(arrays))
     if len(arrays) < 2 or min(len(a) for a in arrays) < 2:
-        out["assumptions"] = "too few samples for tests across levels (need 2 levels with n >= 2)"
-        return out
+        return replace(out, assumptions="too few samples for tests across levels "
+                                        "(need 2 levels with n >= 2)")
     pooled = np.concatenate(arrays)
     if np.all(pooled == pooled[0]):
-        out.update(kw_p=1.0, anova_p=1.0)
-        out["assumptions"] = "every value is identical: no difference to test"
-        return out
+        return replace(out, kw_p=1.0, anova_p=1.0,
+                       assumptions="every value is identical: no difference to test")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # scipy warns on tiny or constant inputs
-        out["kw_h"], out["kw_p"] = map(float, stats.kruskal(*arrays))
-        out["anova_f"], out["anova_p"] = map(float, stats.f_oneway(*arrays))
+        kw_h, kw_p = map(float, stats.kruskal(*arrays))
+        anova_f, anova_p = map(float, stats.f_oneway(*arrays))
         residuals = np.concatenate([a - a.mean() for a in arrays])
-        if len(residuals) >= 3 and np.ptp(residuals) > 0:
-            out["shapiro_p"] = float(stats.shapiro(residuals).pvalue)
-        out["levene_p"] = float(stats.levene(*arrays, center="median").pvalue)
+        shapiro_p = (float(stats.shapiro(residuals).pvalue)
+                     if len(residuals) >= 3 and np.ptp(residuals) > 0 else math.nan)
+        levene_p = float(stats.levene(*arrays, center="median").pvalue)
     n = min(len(a) for a in arrays)
     if n < MIN_N_TO_CHECK:
-        out["assumptions"] = (f"too few values to check ANOVA's assumptions (n={n} per level; "
-                              f"Shapiro-Wilk and Levene need {MIN_N_TO_CHECK}+): rely on "
-                              "Kruskal-Wallis")
+        assumptions = (f"too few values to check ANOVA's assumptions (n={n} per level; "
+                       f"Shapiro-Wilk and Levene need {MIN_N_TO_CHECK}+): rely on "
+                       "Kruskal-Wallis")
     else:
-        out["assumptions"] = assumption_sentence(out["shapiro_p"], out["levene_p"])
-    return out
+        assumptions = assumption_sentence(shapiro_p, levene_p)
+    return Omnibus(len(arrays), kw_h, kw_p, anova_f, anova_p, shapiro_p, levene_p, assumptions)
 
 
 # Below this many values per level, Levene says "variances differ" for 2 values whatever

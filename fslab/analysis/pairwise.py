@@ -163,8 +163,9 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
               if pairable and a_rounds is not None and b_rounds is not None else None)
     matched = rounds is not None and len(rounds) >= 2
     if rounds is not None and len(rounds) >= MIN_BLOCKS:
-        a_in = a[np.isin(a_rounds, rounds)][np.argsort(np.asarray(a_rounds)[np.isin(a_rounds, rounds)])]
-        b_in = b[np.isin(b_rounds, rounds)][np.argsort(np.asarray(b_rounds)[np.isin(b_rounds, rounds)])]
+        a_r, b_r = np.asarray(a_rounds), np.asarray(b_rounds)
+        a_in = a[np.isin(a_r, rounds)][np.argsort(a_r[np.isin(a_r, rounds)])]
+        b_in = b[np.isin(b_r, rounds)][np.argsort(b_r[np.isin(b_r, rounds)])]
         blocked = _blocked(a_in, b_in)
         if blocked is not None:
             return {**blocked, "matched": True}
@@ -214,16 +215,16 @@ def _sign_flip(a: np.ndarray, b: np.ndarray) -> dict:
 
 def _unpaired(a: np.ndarray, b: np.ndarray) -> dict:
     p = pair_p_value(a, b)
-    ratio = lo = hi = level = math.nan
+    ratio = lo = hi = confidence = math.nan
     if (a > 0).all() and (b > 0).all():
-        shift, s_lo, s_hi, level = shift_interval(np.log(a), np.log(b))
+        shift, s_lo, s_hi, confidence = shift_interval(np.log(a), np.log(b))
         ratio, lo, hi = math.exp(shift), math.exp(s_lo), math.exp(s_hi)
     else:       # the test's own estimate of the shift, on the values (its sign is the verdict's)
         shift = float(np.median(np.subtract.outer(b, a)))
         if np.median(a) != 0:
             ratio = float(np.median(b) / np.median(a))
     return {"p": p, "test": MANN_WHITNEY, "design": "unpaired", "paired": False, "blocks": 0,
-            "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": level,
+            "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": confidence,
             "smallest_p": smallest_p(len(a), len(b)), "shift": shift, "a": a, "b": b}
 
 
@@ -252,7 +253,8 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
     return rows
 
 
-def _row(a_name, b_name, a, b, better, t: dict, note="") -> dict:
+def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str, t: dict,
+         note: str = "") -> dict:
     med_a, med_b = float(np.median(a)), float(np.median(b))
     ratio = t["ratio"]
     if t["design"] == "blocked" and len(t["a"]) < max(len(a), len(b)):
@@ -335,14 +337,14 @@ def effect_sign(r: dict) -> int:
 
 
 def verdict(r: dict) -> str:
-    """benchstat style: '+23.4% (p=0.002, δ=0.81 large)', or '~' when not significant."""
+    """benchstat style: '+23.4% (p=0.002, Cliff's δ=0.81 large)', or '~' when not significant."""
     if not r["significant"]:
         return "~"
     shift = r.get("shift", math.nan)
     change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
               else f"{shift:+.4g}" if isinstance(shift, float) and not math.isnan(shift)
               else f"{r['median_other'] - r['median_baseline']:+.4g}")
-    return f"{change} ({format_p(r['p_holm'])}, δ={r['delta']:.2f} {r['magnitude']})"
+    return f"{change} ({format_p(r['p_holm'])}, Cliff's δ={r['delta']:.2f} {r['magnitude']})"
 
 
 def format_p(p: float) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ def regression_view(data: pd.DataFrame, keys: list[str], seed: int = 0) -> pd.Da
     from sklearn.model_selection import train_test_split
 
     by = [k for k in keys if k not in ("case", "params")]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, g in data.groupby(by, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         base = dict(zip(by, key))
@@ -64,7 +64,7 @@ def regression_view(data: pd.DataFrame, keys: list[str], seed: int = 0) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def _model(name: str, seed: int):
+def _model(name: str, seed: int) -> Any:          # an sklearn regressor
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.linear_model import LinearRegression
     from sklearn.tree import DecisionTreeRegressor

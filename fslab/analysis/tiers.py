@@ -23,6 +23,7 @@ declared estimate (e.g. a pooled rate), else the median. Each level gets its rat
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -68,9 +69,9 @@ def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
     info = {}
     for lv in order:
         row = g[g["level"] == lv].iloc[0]
-        ratio, lo, hi, level = _ratio_to(best, lv, pair, estimate)
+        ratio, lo, hi, confidence = _ratio_to(best, lv, pair, estimate)
         info[lv] = {"median": float(row["median"]), "estimate": estimate[lv],
-                    "ratio_to_best": ratio, "ratio_ci": [lo, hi], "ratio_ci_level": level,
+                    "ratio_to_best": ratio, "ratio_ci": [lo, hi], "ratio_ci_level": confidence,
                     "tier": next((t for t, members in enumerate(groups, 1) if lv in members), None)
                     if display == TIERS else (1 if display == ONE else None),
                     "letters": letters[lv] if display == LETTERS else "",
@@ -126,7 +127,11 @@ def _matched(group_pairs: list[dict]) -> bool:
         for r in group_pairs)
 
 
-def _pair_lookup(group_pairs: list[dict]):
+# x, y -> the row of x vs y and whether it is stored the other way round (y vs x)
+PairLookup = Callable[[str, str], tuple[dict | None, bool]]
+
+
+def _pair_lookup(group_pairs: list[dict]) -> PairLookup:
     index = {(r["baseline"], r["other"]): r for r in group_pairs}
 
     def pair(x: str, y: str) -> tuple[dict | None, bool]:
@@ -155,7 +160,7 @@ def letter_columns(order: list[str], significant: set[frozenset]) -> list[list[s
         columns = [c for i, c in enumerate(split)
                    if c and not any((c < o) or (c == o and j < i) for j, o in enumerate(split))]
     ordered = sorted(columns, key=lambda c: sorted(rank[x] for x in c))
-    return [sorted(c, key=rank.get) for c in ordered]
+    return [sorted(c, key=rank.__getitem__) for c in ordered]
 
 
 def _letters(order: list[str], columns: list[list[str]]) -> dict[str, str]:
@@ -167,7 +172,7 @@ def _letter(i: int) -> str:
 
 
 def _display(order: list[str], columns: list[list[str]], sig: set[frozenset],
-             pair) -> tuple[str, list[list[str]]]:
+             pair: PairLookup) -> tuple[str, list[list[str]]]:
     """(TIERS, the tiers) when the columns partition the levels in their order and every
     significant step goes the way the order says; (LETTERS, the columns) otherwise."""
     if not sig:
@@ -189,7 +194,7 @@ def _display(order: list[str], columns: list[list[str]], sig: set[frozenset],
     return LETTERS, columns
 
 
-def _ratio_to(best: str, lv: str, pair, estimate: dict) -> tuple[float, float, float, float]:
+def _ratio_to(best: str, lv: str, pair: PairLookup, estimate: dict) -> tuple[float, float, float, float]:
     """lv's ratio to the best, from their pair's test (its interval and confidence)."""
     if lv == best:
         return 1.0, 1.0, 1.0, math.nan

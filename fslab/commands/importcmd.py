@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         """Ingest foreign fio JSON (a file or a tree), tagged by path parts.
 
         The first folder below PATH names the filesystem, an all-digit folder the
-        iteration; the fio job name is the case. Files that cannot be read are
+        round; the fio job name is the case. Files that cannot be read are
         listed and skipped; everything else imports.
         """
         import orjson

@@ -34,8 +34,9 @@ def run(
                                          "crash (guest)."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
     iterations: Optional[int] = typer.Option(None, "--iterations", "-n",
-                                             help="Repetitions (default: the profile's)."),
-    adaptive: bool = typer.Option(False, "--adaptive", help="After the profile's iterations, repeat "
+                                             help="Rounds: each filesystem runs each case once a round "
+                                             "(default: the profile's)."),
+    adaptive: bool = typer.Option(False, "--adaptive", help="After the profile's rounds, repeat "
                                   "each case until every filesystem's 95% CI is within ±3% of its mean "
                                   "(plan: run.target_ci), at most run.max_iterations (30) rounds."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the randomized order (default 42)."),
@@ -78,7 +79,7 @@ def run(
                                            help="Also measure the bare device (raw) and show each "
                                            "filesystem's fio throughput as % of it."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print every case with its exact options, "
-                                 "the filesystems, iterations and an estimated duration; run nothing."),
+                                 "the filesystems, rounds and an estimated duration; run nothing."),
     as_json: bool = typer.Option(False, "--json", help="With --dry-run: print it as JSON."),
     summary: bool = typer.Option(True, "--summary/--no-summary", hidden=True,
                                  help="Print the summary and verdicts at the end (the guest "

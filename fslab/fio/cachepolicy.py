@@ -20,6 +20,7 @@ import errno
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Iterable
 
 from fslab.store.environment import RunEnvironment
 
@@ -79,20 +80,20 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
 def describe_run(environment: RunEnvironment | dict) -> list[str]:
     """Report lines: the run's policy, what it could do on each filesystem (fio jobs), and
     what every other suite did with the cache (environment "workloads", its own words)."""
-    environment = RunEnvironment.of(environment).as_dict()
-    policy = environment.get("page_cache")
+    env = RunEnvironment.of(environment)
+    policy = env.page_cache
     if policy is None:
         return []   # runs from before the policy existed: buffered, unknown
     fs_lines = []
-    for label, fs in sorted((environment.get("filesystems") or {}).items()):
-        if fs.get("cache_policy"):
+    for label in sorted(env.filesystems):
+        cache, served_by = env.cache_policy(label), env.daemon(label)
+        if cache:
             # O_DIRECT through FUSE reaches the daemon, which has caches of its own
-            daemon = (f"; served by the {fs['daemon']} daemon (O_DIRECT stops at the kernel's "
-                      "page cache, not at the daemon)" if fs.get("daemon") and "O_DIRECT" in
-                      fs["cache_policy"] else
-                      f"; served by the {fs['daemon']} daemon" if fs.get("daemon") else "")
-            fs_lines.append(f"  {label}: {fs['cache_policy']}{daemon}")
-    suites = suite_policies(environment)
+            daemon = (f"; served by the {served_by} daemon (O_DIRECT stops at the kernel's "
+                      "page cache, not at the daemon)" if served_by and "O_DIRECT" in cache else
+                      f"; served by the {served_by} daemon" if served_by else "")
+            fs_lines.append(f"  {label}: {cache}{daemon}")
+    suites = suite_policies(env)
     if policy == "off":
         what = "fio jobs measure the device" if fs_lines or not suites else \
             "each suite below says what it measured"
@@ -100,8 +101,7 @@ def describe_run(environment: RunEnvironment | dict) -> list[str]:
         what = "buffered, as the studies ran"
     lines = [f"page cache {policy}: {what}", *fs_lines]
     lines += [f"{suite}: {sentence}" for suite, (sentence, _) in suites.items()]
-    daemons = sorted({fs["daemon"] for fs in (environment.get("filesystems") or {}).values()
-                      if fs.get("daemon")})
+    daemons = env.daemons
     if daemons:
         lines.append(f"fio's own CPU figures (user %, system %, CPU seconds) leave out the "
                      f"{', '.join(daemons)} daemon's work: CPU is ranked only as operations per "
@@ -109,22 +109,23 @@ def describe_run(environment: RunEnvironment | dict) -> list[str]:
     return lines
 
 
-def suite_policies(environment: dict) -> dict[str, tuple[str, bool]]:
+def suite_policies(environment: RunEnvironment) -> dict[str, tuple[str, bool]]:
     """suite -> (what it did with the page cache, whether its numbers may come from memory),
     as the suites recorded it (fslab/workloads/base.py Suite.cache_policy)."""
     out: dict[str, tuple[str, bool]] = {}
-    for key, w in sorted((environment.get("workloads") or {}).items()):
-        if isinstance(w, dict) and w.get("page_cache"):
+    for key, w in sorted(environment.workloads.items()):
+        if w.get("page_cache"):
             out.setdefault(key.split(":", 1)[0], (w["page_cache"], bool(w.get("buffered"))))
     return out
 
 
-def answer_note(environments: list[dict]) -> str:
+def answer_note(environments: Iterable[RunEnvironment | dict]) -> str:
     """The answer's parenthesis: where its numbers came from, true for every suite in it."""
-    policies = {e.get("page_cache") for e in environments} - {None}
+    envs = [RunEnvironment.of(e) for e in environments]
+    policies = {e.page_cache for e in envs} - {None}
     if not policies:
         return ""
-    buffered = sorted({s for e in environments for s, (_, b) in suite_policies(e).items() if b})
+    buffered = sorted({s for e in envs for s, (_, b) in suite_policies(e).items() if b})
     if policies == {"off"}:
         if not buffered:
             return "page cache off: numbers from the device"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.fio.parse import FioParseError, job_measurements, load_fio_output
-from fslab.records import canonical_params
+from fslab.records import DEFAULT_VARIANT, canonical_params
 from fslab.system import forked
 
 SUFFIXES = (".json", ".txt", ".out", ".log")
@@ -179,5 +179,5 @@ def _records(run_id: str, parsed: list[tuple[FileTags, Parsed, str]]):
                 counters[ident] += 1
                 iteration = counters[ident]
             for metric, value, unit, better in measurements:
-                yield (run_id, host, tags.fs, "default", "fio", name, params_text,
+                yield (run_id, host, tags.fs, DEFAULT_VARIANT, "fio", name, params_text,
                        iteration, metric, value, unit, better, artifact, ts)

@@ -12,16 +12,16 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import orjson
-
 from fslab.errors import FslabError
 from fslab.store import Store
+from fslab.store.environment import RunEnvironment
 
 
 def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
     """Copy the guest store's (only) run into `store` as part of `run_id`.
 
-    Returns {"units": n, "records": n, "guest_run_id": ..., "status": ..., "environment": {...}}.
+    Returns {"units": n, "records": n, "guest_run_id": ..., "status": ...,
+    "guest_environment": RunEnvironment}.
     """
     db_path = Path(guest_results) / "fslab.sqlite"
     if not db_path.exists():
@@ -29,7 +29,7 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
     src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     src.row_factory = sqlite3.Row
     try:
-        run = src.execute("SELECT run_id, status, environment FROM runs "
+        run = src.execute("SELECT run_id, status, environment AS environment_json FROM runs "
                           "ORDER BY started DESC LIMIT 1").fetchone()
         if run is None:
             raise FslabError("the guest's results store holds no run")
@@ -74,7 +74,8 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
                    f"VALUES ({', '.join('?' * len(cols))})")
             db.executemany(sql, [tuple(r[c] for c in cols) for r in rows])
     return {"units": len(units), "records": len(records), "guest_run_id": grun,
-            "status": run["status"], "environment": orjson.loads(run["environment"] or "{}")}
+            "status": run["status"],
+            "guest_environment": RunEnvironment.from_json(run["environment_json"])}
 
 
 # what the guest's fslab recorded that describes the measurements themselves, so the host's
@@ -84,6 +85,7 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
 GUEST_FACTS = ("tools", "filesystems", "workloads")
 
 
-def host_environment(guest_environment: dict) -> dict:
+def host_environment(guest_environment: RunEnvironment | dict) -> dict:
     """The part of the guest run's environment the host run's takes over as its own."""
-    return {k: guest_environment.get(k) or {} for k in GUEST_FACTS}
+    env = RunEnvironment.of(guest_environment)
+    return {k: getattr(env, k) for k in GUEST_FACTS}     # RunEnvironment's typed readers

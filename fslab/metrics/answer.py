@@ -52,9 +52,10 @@ def _rank(suite: str | None, case: str, metric: str) -> float | None:
 
 def question_metrics(suite: str | None, metrics_present: Iterable[str]) -> list[str]:
     """The metrics among these that are a workload's question (rank below the rates)."""
-    return sorted((m for m in set(metrics_present)
-                   if (f := find(m, suite)) is not None and f.answer_rank is not None
-                   and f.answer_rank < RATES), key=lambda m: find(m, suite).answer_rank)
+    ranks = {m: f.answer_rank for m in set(metrics_present)
+             if (f := find(m, suite)) is not None and f.answer_rank is not None
+             and f.answer_rank < RATES}
+    return sorted(ranks, key=ranks.__getitem__)
 
 
 def throughput_metrics(suite: str | None = "fio") -> tuple[str, ...]:

@@ -7,6 +7,7 @@ so the same value reads the same everywhere (172 k ops/s, 1.01 GiB/s).
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 _SCALES = {
     "ns": ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1, "ns")),
@@ -24,7 +25,7 @@ def number(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def cell(x) -> str:
+def cell(x: object) -> str:
     """A table cell without a unit (raw medians, p-values, counts): floats as number()."""
     if isinstance(x, float):
         return "" if math.isnan(x) else number(x)
@@ -67,7 +68,7 @@ def spread(lo: float, hi: float, center: float) -> str:
     return f"±{max(hi - center, center - lo) / abs(center) * 100:.0f}%"
 
 
-def axis_scale(values, unit: str) -> tuple[float, str]:
+def axis_scale(values: Iterable[float], unit: str) -> tuple[float, str]:
     """(divisor, unit label) that makes a plot axis readable: ns -> µs or ms, B/s -> MiB/s."""
     import numpy as np
     finite = np.asarray(values, dtype=float)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Iterable
 
 from fslab.metrics.declared import EARLIER, SUITES
 from fslab.metrics.model import Catalogue, Metric, Role, default_label
@@ -79,7 +79,7 @@ def trials(suites: Iterable[str]) -> dict[str, str]:
 
 
 def measure(suite: str, metric: str, value: float, artifact: str | None = None,
-            **kw) -> Measurement:
+            **kw: Any) -> Measurement:
     """A Measurement of a metric `suite` declares (unit and direction from its declaration)."""
     cat = declared(suite)
     if cat is None or metric not in cat:

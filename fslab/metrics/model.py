@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable, Literal
+from typing import Callable, Iterable, Iterator, Literal
 
 from fslab.records import Better, Measurement
 
@@ -93,7 +93,7 @@ class Catalogue:
                 (m for m in self._families if m.match(name)), None)
         return self._found[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Metric]:
         return iter(self.metrics)
 
     def __contains__(self, name: str) -> bool:

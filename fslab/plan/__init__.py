@@ -15,7 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fslab.errors import FslabError
-from fslab.plan.profiles import PROFILES
+from fslab.plan.profiles import PROFILES, Profile
+from fslab.records import DEFAULT_VARIANT, level_label
 from fslab.plan.throttle import parse as parse_throttle, percent
 
 # the page-cache policies a plan may ask for (what each does: fslab/fio/cachepolicy.py)
@@ -71,7 +72,7 @@ class RunSection(BaseModel):
 class FilesystemSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
-    variant: str = "default"
+    variant: str = DEFAULT_VARIANT
     mkfs_options: list[str] = []
     mount_options: list[str] = []
     properties: dict[str, str] = {}        # ZFS dataset properties (zfs create -O)
@@ -91,7 +92,7 @@ class FilesystemSpec(BaseModel):
 
     @property
     def label(self) -> str:
-        return self.name if self.variant == "default" else f"{self.name}:{self.variant}"
+        return level_label(self.name, self.variant)
 
     @property
     def options_text(self) -> str:
@@ -158,7 +159,7 @@ class Plan(BaseModel):
     source_path: str | None = Field(None, exclude=True)
 
     @property
-    def profile(self):
+    def profile(self) -> Profile:
         return PROFILES[self.run.profile]
 
     @property
@@ -222,11 +223,12 @@ def load(path: str | Path) -> Plan:
     base = Path(path).absolute().parent
 
     def absolute(s: SuiteSpec) -> SuiteSpec:   # job files are named relative to the plan
-        files = (s.model_extra or {}).get("job_files")
+        extra = s.model_extra or {}
+        files = extra.get("job_files")
         if not isinstance(files, list):
             return s
         return SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **{
-            **s.model_extra, "job_files": [str(base / f) for f in files]}})
+            **extra, "job_files": [str(base / f) for f in files]}})
     return plan.model_copy(update={"suite": [absolute(s) for s in plan.suite]})
 
 
@@ -286,7 +288,7 @@ def from_cli(fs: list[str | FilesystemSpec], suites: list[str], profile: str,
     for item in fs:
         if isinstance(item, str):
             name, _, variant = item.partition(":")
-            item = FilesystemSpec(name=name, variant=variant or "default")
+            item = FilesystemSpec(name=name, variant=variant or DEFAULT_VARIANT)
         fss.append(item.model_copy(update={
             "mkfs_options": [*item.mkfs_options, *(mkfs_options or [])],
             "mount_options": [*item.mount_options, *(mount_options or [])]}))

@@ -48,17 +48,17 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("smoke", 2, 1, 32 * MiB, 320 * MiB, 0.02,
-            "CI check: 32 MiB files, 1 s runs, 2 iterations; numbers are not meaningful"),
+            "CI check: 32 MiB files, 1 s runs, 2 rounds; numbers are not meaningful"),
     # 5 iterations: the fewest with which a difference can be significant after
     # Holm's correction across up to 4 filesystems without ties (exact Mann-Whitney
     # 5+5: smallest p 0.008, x 6 pairs = 0.048); 5 filesystems need 6 rounds
     # 2 s runs: four filesystems x the fio suite's seven workloads x 5 rounds (140 units)
     # fit in about 10 minutes; a 4 KiB job still completes tens of thousands of I/Os
     Profile("quick", 5, 2, 128 * MiB, 1 * GiB, 0.1,
-            "default: 128 MiB files, 2 s runs, 5 iterations (about 10 min for 4 filesystems)"),
+            "default: 128 MiB files, 2 s runs, 5 rounds (about 10 min for 4 filesystems)"),
     Profile("standard", 5, 20, 1 * GiB, 4 * GiB, 0.5,
             "1 GiB files, runs until steady (SNIA's rule over a 10 s window after 5 s; "
-            "at most 60 s), 5 iterations", steady_state=(5, 10, 60)),
+            "at most 60 s), 5 rounds", steady_state=(5, 10, 60)),
     Profile("paper", 10, None, None, 8 * GiB, 1.0,
             "the reference study's exact sizes and durations (hours)"),
 )}

@@ -19,8 +19,13 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fslab.errors import FslabError
+from fslab.records import DEFAULT_VARIANT, level_label
+
+if TYPE_CHECKING:                       # plan/__init__.py imports this module
+    from fslab.plan import FilesystemSpec
 
 _NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 FLAGS = {"-o": "mount options", "-m": "mkfs arguments", "-p": "a ZFS dataset property",
@@ -33,7 +38,7 @@ SYNTAX = "NAME[:VARIANT][[-o MOUNT,OPTS] [-m 'MKFS ARGS'] [-p PROP=VALUE] [-P PO
 class Variant:
     """One item of --fs: what the plan's [[filesystem]] table says, from the command line."""
     name: str
-    variant: str = "default"
+    variant: str = DEFAULT_VARIANT
     mkfs_options: list[str] = field(default_factory=list)
     mount_options: list[str] = field(default_factory=list)
     properties: dict[str, str] = field(default_factory=dict)
@@ -42,7 +47,7 @@ class Variant:
 
     @property
     def label(self) -> str:
-        return self.name if self.variant == "default" else f"{self.name}:{self.variant}"
+        return level_label(self.name, self.variant)
 
 
 class SyntaxProblem(FslabError):
@@ -101,7 +106,7 @@ class _Parser:
             start = self.i
             body, body_at = self.bracket()
             v.has_options = True
-            if v.variant == "default":
+            if v.variant == DEFAULT_VARIANT:
                 raise self.fail(f"name this option set: {v.name}:NAME[...] (the name is its "
                                 f"column in every report; '{v.name}' alone means fslab's "
                                 "defaults)", start, False)
@@ -214,7 +219,7 @@ def spec_fields(v: Variant) -> dict:
             "pool_properties": dict(v.pool_properties)}
 
 
-def item_text(spec) -> str:
+def item_text(spec: Variant | FilesystemSpec) -> str:
     """A variant as --fs would name it (the inverse of parse_fs): NAME[:VARIANT][[...]]."""
     words = []
     if spec.mount_options:

@@ -17,6 +17,7 @@ from fslab.features import matrix as fm
 from fslab.recommend.measures import derived_sums
 from fslab.records import RECORD_COLUMNS
 from fslab.results.provenance import recorded_implementations
+from fslab.store.environment import environments_of
 from fslab.errors import FslabError
 from fslab.results.load import load, declared_trials
 
@@ -60,7 +61,7 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
     names = list(analysis.levels)
     # the implementation the run measured (OpenZFS in a guest, zfs-fuse on this host), not
     # the one this machine would use now; probes of another implementation are not its own
-    recorded = recorded_implementations([store.run(run_id)])
+    recorded = recorded_implementations(environments_of([store.run(run_id)]))
     ran = {lv: recorded.get(lv) or recorded.get(lv.split(":")[0]) for lv in names}
     # probes ran on the default variant; a variant level borrows its filesystem's outcomes
     outcomes = {(lv, feat): o for lv in names for (fs, feat), o in outcomes.items()

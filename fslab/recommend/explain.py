@@ -63,7 +63,7 @@ def _criterion_sentence(c: CriterionResult) -> str:
 def _verdict_text(p: dict) -> str:
     where = f"{p['suite']}:{p['case']}"
     return (f"{p['winner']} had {size_text(p['ratio'])} {p['metric']} than {p['loser']} in {where}, "
-            f"{format_p(p['p_holm'])}, |δ|={p['delta']:.2f} {p['magnitude']}")
+            f"{format_p(p['p_holm'])}, |Cliff's δ|={p['delta']:.2f} {p['magnitude']}")
 
 
 def size_text(ratio: float) -> str:

@@ -19,6 +19,7 @@ from fslab.analysis.pairwise import format_p
 from fslab.recommend.explain import size_text
 from fslab.recommend.score import CAPABILITY, COUNTED, MEASURED, CriterionResult, Recommendation
 from fslab.results.provenance import measured_where as lines
+from fslab.store.environment import environments_of
 
 
 def first_text(rec: Recommendation) -> str:
@@ -52,13 +53,13 @@ def evidence_lines(c: CriterionResult) -> list[str]:
             also = [m for m in p["records"]["metrics"] if m != p["metric"]]
             same = f"; same measure: {', '.join(also)}" if also else ""
             lines.append(f"{p['winner']} beats {p['loser']} on {p['suite']}:{p['case']} "
-                         f"{p['metric']}{ratio}: {format_p(p['p_holm'])}, |δ|={p['delta']:.2f} "
+                         f"{p['metric']}{ratio}: {format_p(p['p_holm'])}, |Cliff's δ|={p['delta']:.2f} "
                          f"{p['magnitude']}, {p['test']}, n={p['n']}{same} [run {p['records']['run_id']}]")
     if c.ties:
         t = c.strongest_tie
         extra = (f"; largest: {t['winner']} ahead of {t['loser']} on {t['case']} {t['metric']} "
                  f"{format_p(t['p_holm']) if not math.isnan(t['p_holm']) else 'untested'}, "
-                 f"|δ|={t['delta']:.2f}" + (f" — {t['note']}" if t["note"] else "")) if t else ""
+                 f"|Cliff's δ|={t['delta']:.2f}" + (f" — {t['note']}" if t["note"] else "")) if t else ""
         lines.append(f"{c.ties} comparison(s) without a significant difference: ties{extra}")
     if c.counted_before:
         lines.append(f"{c.counted_before} measure(s) already counted under an earlier criterion")
@@ -95,7 +96,7 @@ def _rank_label(r) -> str:
 
 def measured_where(rec: Recommendation, store) -> list[str]:
     """The report's 'Measured:' lines for the run this recommendation decides from."""
-    return lines([store.run(rec.run_id)])
+    return lines(environments_of([store.run(rec.run_id)]))
 
 
 def as_json(rec: Recommendation, warnings: list[str] = ()) -> dict:

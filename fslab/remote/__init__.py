@@ -60,7 +60,7 @@ class HostsExecutor(Executor):
         session.console.print(
             f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × fio on "
             f"{len(hosts.host)} host(s) ({', '.join(h.name for h in hosts.host)}), mode "
-            f"{hosts.mode}, profile {p.run.profile}, {p.iterations} iteration{'' if p.iterations == 1 else 's'}; "
+            f"{hosts.mode}, profile {p.run.profile}, {p.iterations} round{'' if p.iterations == 1 else 's'}; "
             f"results in {session.store.root}")
 
     def execute(self, session: RunSession) -> Outcome:

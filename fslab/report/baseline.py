@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fslab.records import level_label
 from fslab.report.figures.s0_onboard import RAW, efficiency, per_iteration
 from fslab.report.tables import workload_label
 
@@ -22,8 +23,7 @@ def _levelled(records: pd.DataFrame) -> pd.DataFrame:
     fio = records[records["suite"] == "fio"].copy()
     if fio.empty:
         return fio
-    fio["level"] = [fs if v in (None, "default") else f"{fs}:{v}"
-                    for fs, v in zip(fio["fs"], fio["variant"])]
+    fio["level"] = [level_label(fs, v) for fs, v in zip(fio["fs"], fio["variant"])]
     return fio
 
 

@@ -23,6 +23,7 @@ from fslab.errors import FslabError
 from fslab.analysis import analyze
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.format import human
+from fslab.store.environment import RunEnvironment
 
 INPUT = 2        # exit code of a mistaken input (fslab.run.validate.CODE)
 SLOWER = 1       # exit code of --fail-if-slower when B is slower
@@ -39,6 +40,10 @@ class Side:
     run: dict
     label: str = ""
     host: str | None = None     # the one host it measured on, when it compares hosts
+    environment: RunEnvironment = field(init=False, repr=False)   # the run's, typed once
+
+    def __post_init__(self) -> None:
+        self.environment = RunEnvironment.of_run(self.run)
 
 
 @dataclass
@@ -288,9 +293,6 @@ def gate_text(g: Gate) -> str:
 
 # what else differs between the runs --------------------------------------------------
 
-ENV_KEYS = (("kernel", "kernel"), ("os", "OS"), ("cpu_model", "CPU"), ("cpus", "CPUs"),
-            ("virtualization", "virtualization"), ("fslab", "fslab"),
-            ("page_cache", "page cache"))
 BUSY_PRESSURE = 10.0    # % of the last 10 s some task waited for a CPU
 
 
@@ -299,26 +301,26 @@ def environment_notes(a: Side, b: Side, by_host: bool) -> list[str]:
     machine (kernel, tools such as fio and mkfs, CPU, memory, target), the profile and what
     the plans asked (fio options, rounds). Variants' mkfs/mount options are the options
     table's (fslab.report.options)."""
-    ea, eb = a.run.get("environment") or {}, b.run.get("environment") or {}
+    ea, eb = a.environment, b.environment
     diffs = []
-    if not by_host and ea.get("hostname") and eb.get("hostname") and ea["hostname"] != eb["hostname"]:
-        diffs.append(f"host {ea['hostname']} → {eb['hostname']}")
-    for key, name in ENV_KEYS:
-        if key in ea and key in eb and ea[key] != eb[key]:
-            diffs.append(f"{name} {ea[key]} → {eb[key]}")
-    mem_a = (ea.get("memory") or {}).get("MemTotal")
-    mem_b = (eb.get("memory") or {}).get("MemTotal")
+    if not by_host and ea.hostname and eb.hostname and ea.hostname != eb.hostname:
+        diffs.append(f"host {ea.hostname} → {eb.hostname}")
+    fa, fb = ea.host_facts(), eb.host_facts()
+    for name in fa:
+        if name in fb and fa[name] != fb[name]:
+            diffs.append(f"{name} {fa[name]} → {fb[name]}")
+    mem_a, mem_b = ea.memory_total, eb.memory_total
     if mem_a and mem_b and mem_a != mem_b:
         diffs.append(f"memory {human(mem_a, 'B')} → {human(mem_b, 'B')}")
-    ta, tb = ea.get("tools") or {}, eb.get("tools") or {}
+    ta, tb = ea.tools, eb.tools
     for tool in sorted(set(ta) & set(tb)):
         if ta[tool] != tb[tool]:
             diffs.append(f"{tool} {ta[tool]} → {tb[tool]}")
     for key in ("kind", "backing"):
-        va, vb = (ea.get("target") or {}).get(key), (eb.get("target") or {}).get(key)
+        va, vb = ea.target.get(key), eb.target.get(key)
         if va is not None and vb is not None and va != vb:
             diffs.append(f"target {key} {_short(va)} → {_short(vb)}")
-    pa, pb = (ea.get("profile") or {}).get("name"), (eb.get("profile") or {}).get("name")
+    pa, pb = ea.profile_name, eb.profile_name
     if pa and pb and pa != pb:
         diffs.append(f"profile {pa} → {pb}")
     notes = []
@@ -389,13 +391,12 @@ def busy_notes(sides: list[Side]) -> list[str]:
     elsewhere, and runs recorded before fslab kept the load, say nothing."""
     notes = []
     for side in sides:
-        env = side.run.get("environment") or {}
-        load = env.get("load")
-        if not isinstance(load, dict) or (env.get("target") or {}).get("kind") == "hosts":
+        env = side.environment
+        load = env.load
+        if load is None or env.target.get("kind") == "hosts":
             continue
-        pressure = (load.get("cpu_pressure_some") or {}).get("avg10")
-        avg = (load.get("loadavg") or [None])[0]
-        cpus = env.get("cpus") or 1
+        pressure, avg = load.cpu_pressure_avg10, load.loadavg_1min
+        cpus = env.cpus
         busy = (pressure >= BUSY_PRESSURE if pressure is not None else
                 avg is not None and avg >= cpus)
         if not busy:
@@ -405,7 +406,7 @@ def busy_notes(sides: list[Side]) -> list[str]:
             facts.append(f"some task waited for a CPU {pressure:.0f}% of the 10 s before")
         if avg is not None:
             facts.append(f"load average {avg:.1f} on {cpus} CPU{'s' if cpus != 1 else ''}")
-        notes.append(f"{env.get('hostname', 'the host')} was busy with other work when run "
+        notes.append(f"{env.hostname or 'the host'} was busy with other work when run "
                      f"{side.label} started ({', '.join(facts)}): its numbers may be noisier "
                      "or lower than on a quiet machine")
     return notes

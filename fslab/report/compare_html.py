@@ -64,10 +64,10 @@ def render(c, notes: list[str], verdict, path: Path) -> None:
 def _runs_table(c) -> str:
     rows = []
     for side, role in ((c.a, "A (baseline)"), (c.b, "B")):
-        env = side.run.get("environment") or {}
+        env = side.environment
         rows.append([role, side.label, side.run["run_id"], str(side.store.root),
-                     env.get("hostname", ""), env.get("kernel", ""),
-                     (env.get("tools") or {}).get("fio", ""), side.run.get("command") or ""])
+                     env.hostname, env.kernel, env.tools.get("fio", ""),
+                     side.run.get("command") or ""])
     header = ["", "column", "run id", "results", "host", "kernel", "fio", "command"]
     if all(r[1] == r[2] for r in rows):    # columns named by run id: once is enough
         header, rows = header[:1] + header[2:], [r[:1] + r[2:] for r in rows]

@@ -49,6 +49,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
     import json
     path.parent.mkdir(parents=True, exist_ok=True)
     run = loaded.runs[0] if loaded.runs else None
+    env = loaded.environments[run["run_id"]] if run else RunEnvironment()
     a = loaded.analysis
     entries = headline(a, loaded.records)
     checks = memory_checks(loaded.records)
@@ -57,13 +58,13 @@ def write_json(loaded: Loaded, path: Path) -> None:
     for e in entries:
         e["memory_checked"] = _checked(by_label.get(e["workload"]))
     doc = {"run": run["run_id"] if run else None,
-           "page_cache": RunEnvironment.of_run(run).page_cache,
+           "page_cache": env.page_cache,
            "verdicts": verdicts_json(a, memory_bound(loaded.records), checks),
            # the rankings themselves are in "verdicts": the headline says which ones answer
            "headline": [{k: v for k, v in e.items() if k != "rankings"} for e in entries],
            "memory_check": memory_unchecked_text(checks, loaded.records),
            "failed_units": loaded.failed_units,
-           "adaptive": RunEnvironment.of_run(run).adaptive,
+           "adaptive": env.adaptive,
            "claims": claims_json(run, loaded.records),
            "decisions": decisions(loaded.runs),
            "records": json.loads(loaded.records.to_json(orient="records"))}
@@ -128,7 +129,7 @@ def markdown(loaded: Loaded) -> str:
                      for r in loaded.runs)
     lines = ["# fslab report", "", f"Runs: {runs}. Compared across **{' + '.join(a.factor)}**: "
              + ", ".join(a.levels) + ".", ""]
-    lines += [f"> **{n}**\n" for n in measured_where(loaded.runs)]
+    lines += [f"> **{n}**\n" for n in measured_where(loaded.environments)]
     lines += options_markdown(loaded.runs)
     answer = headline_text(headline(a, loaded.records))
     if answer:

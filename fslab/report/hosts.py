@@ -17,7 +17,7 @@ from rich.table import Table
 
 from fslab.analysis import analyze
 from fslab.analysis.pairwise import verdict
-from fslab.records import AGGREGATE_HOST
+from fslab.records import AGGREGATE_HOST, level_label
 from fslab.metrics.answer import throughput_metrics
 from fslab.metrics.format import human, human_spread
 from fslab.store.environment import RunEnvironment
@@ -48,8 +48,8 @@ def host_comparisons(records: pd.DataFrame, order: list[str] | None = None,
 
 
 def sentence(r: dict) -> str:
-    """'xfs · fio:randread read_iops: nsB vs nsA +41.2% (p=0.008, δ=0.90 large)'."""
-    fs = r["fs"] if r["variant"] == "default" else f"{r['fs']}:{r['variant']}"
+    """'xfs · fio:randread read_iops: nsB vs nsA +41.2% (p=0.008, Cliff's δ=0.90 large)'."""
+    fs = level_label(r["fs"], r["variant"])
     change = "" if math.isnan(r["change_pct"]) else f"{r['change_pct']:+.1f}%"
     said = verdict(r)
     if said == "~":
@@ -62,7 +62,7 @@ def host_table(records: pd.DataFrame, metric_pick=THROUGHPUT) -> Table:
     hosts = host_order(records)
     if AGGREGATE_HOST in set(records["host"]):
         hosts.append(AGGREGATE_HOST)
-    t = Table(title="per host: median (min – max) over iterations", title_justify="left")
+    t = Table(title="per host: median (min – max) over rounds", title_justify="left")
     for col in ("filesystem", "workload", "metric", *hosts):
         t.add_column(col, justify="right" if col in hosts else "left")
     for (fs, variant, case, params), g in records.groupby(["fs", "variant", "case", "params"],
@@ -77,7 +77,7 @@ def host_table(records: pd.DataFrame, metric_pick=THROUGHPUT) -> Table:
             unit = m["unit"].iloc[0]
             cells.append("-" if v.empty else human_spread(v.median(), v.min(), v.max(), unit)
                          if len(v) > 1 else human(v.median(), unit))
-        label = fs if variant == "default" else f"{fs}:{variant}"
+        label = level_label(fs, variant)
         extra = " ".join(f"{k}={v}" for k, v in orjson.loads(params).items() if k != "workload")
         t.add_row(label, f"{case} {extra}".strip(), metric, *cells)
     return t

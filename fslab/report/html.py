@@ -30,6 +30,7 @@ from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sec
                                   sections_for)
 from fslab.metrics.format import human, human_spread
 from fslab.results.load import Loaded
+from fslab.store.environment import RunEnvironment
 from fslab.report.svgplot import dot_interval
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
 from fslab.report.headline import answer_metrics, headline, headline_text
@@ -72,7 +73,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         answer=headline_text(entries), legend=LEGEND,
         decides=[_decide_view(d) for d in stored_decisions(loaded.runs)],
         decisions=_sections(decision.figures(entries)), decision_caption=decision.CAPTION,
-        measured_as=measured_as(loaded.runs, loaded.records),
+        measured_as=measured_as(loaded.environments, loaded.records),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
         adaptive=[{**v, "table": _table(pd.DataFrame(v["cases"]))}
@@ -81,7 +82,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
                                                    priorities=priorities))),
         verdicts=_table(_readable_verdicts(a)), notes=footnotes(a),
         claims=html_rows(claims_json(loaded.runs[0] if loaded.runs else None, loaded.records)),
-        measured=measured_where(loaded.runs),
+        measured=measured_where(loaded.environments),
         options=html_table(loaded.runs),
         suites=_suites(loaded, results_root),
         cdf_caption=latency_cdf.CAPTION, over_time_caption=over_time.CAPTION,
@@ -161,7 +162,7 @@ def _readable_verdicts(a) -> pd.DataFrame:
 def _run_view(run: dict) -> dict:
     fmt = lambda t: time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "–"
     return {**run, "started_text": fmt(run.get("started")), "finished_text": fmt(run.get("finished")),
-            "environment_text": orjson.dumps(run.get("environment") or {},
+            "environment_text": orjson.dumps(RunEnvironment.of_run(run).as_dict(),
                                              option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()}
 
 

@@ -9,6 +9,7 @@ from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.metrics.format import human, spread
 from fslab.report.verdicts import ranking_text
+from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.analysis.groups import FS_FACTOR, level_labels
@@ -25,8 +26,7 @@ def workload_label(row, show_host: bool = False) -> str:
         if shown:
             label += " " + " ".join(f"{k}={v}" for k, v in shown.items())
     if "fs" in row:            # the factor is a run or host: each fs is its own group
-        variant = row.get("variant", "default")
-        label = f"{row['fs']}{'' if variant == 'default' else ':' + variant} {label}"
+        label = f"{level_label(row['fs'], row.get('variant'))} {label}"
     if show_host and row.get("host"):
         label = f"{row['host']} {label}"
     return label

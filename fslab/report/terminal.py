@@ -11,7 +11,6 @@ from fslab.metrics.answer import throughput_metrics
 from fslab.report.baseline import print_baseline
 from fslab.report.tables import (adaptive_rounds, footnotes, memory_checks, memory_unchecked_text,
                                  verdict_table)
-from fslab.store.environment import RunEnvironment
 from fslab.results.load import load
 from fslab.fio.cachepolicy import describe_run
 from fslab.report.headline import headline, headline_text
@@ -92,8 +91,8 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
 
 def print_measurement_notes(loaded, console: Console) -> None:
     """What the cache policy did on each filesystem, and throughput as % of the raw device."""
-    for run in loaded.runs:
-        for line in describe_run(RunEnvironment.of_run(run)):
+    for env in loaded.environments.values():
+        for line in describe_run(env):
             # emoji=False: a variant named 'a' made 'tmpfs:a: buffered' a 🅰
             console.print(f"[dim]{escape(line)}[/dim]", emoji=False)
     for run in loaded.runs:
@@ -121,9 +120,9 @@ def print_answer(loaded, console: Console) -> None:
     whether the device or memory served it; then the failed units left out."""
     print_options(loaded.runs, console)
     lines = headline_text(headline(loaded.analysis, loaded.records))
-    where = measured_where(loaded.runs)
+    where = measured_where(loaded.environments)
     if lines:
-        how = measured_as(loaded.runs, loaded.records)
+        how = measured_as(loaded.environments, loaded.records)
         cache = f" ({how})" if how else ""
         console.print(f"[bold]Answer[/] — best first per workload; {escape(LEGEND + cache)}")
         for line in lines:

@@ -10,6 +10,7 @@ from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.analysis.groups import normalize_factor
 from fslab import metrics
 from fslab.errors import FslabError
+from fslab.store.environment import RunEnvironment, environments_of
 
 
 @dataclass
@@ -18,6 +19,12 @@ class Loaded:
     records: pd.DataFrame
     analysis: Analysis
     failed_units: list[str] = field(default_factory=list)   # left out of every verdict
+    # each run's environment, typed once here: run id -> RunEnvironment, in run order
+    environments: dict[str, RunEnvironment] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.environments:
+            self.environments = environments_of(self.runs)
 
 
 def resolve_run_ids(store, run_ids: Sequence[str] | None) -> list[str]:

@@ -130,7 +130,7 @@ def _past_durations(store, profile: str) -> dict[tuple, float]:
 def print_outline(o: dict[str, Any], console) -> None:
     console.print(f"dry run: {', '.join(o['filesystems'])}; profile {o['profile']}"
                   f"{' (scaled down from the studies)' if o['scaled'] else ''}; "
-                  f"{o['iterations']} iteration{'' if o['iterations'] == 1 else 's'}"
+                  f"{o['iterations']} round{'' if o['iterations'] == 1 else 's'}"
                   + (f" then adaptive up to {o['max_iterations']}" if o["adaptive"] else "")
                   + f"; {o['units']} units; target {o['target']}", markup=False)
     print_table([(f["filesystem"], spec_options(FilesystemSpec(**{k: f[k] for k in (

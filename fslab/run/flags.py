@@ -7,6 +7,7 @@ import shlex
 
 from fslab import plan as plans
 from fslab.errors import FslabError
+from fslab.records import DEFAULT_VARIANT
 
 
 def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | None):
@@ -171,7 +172,7 @@ def refuse_options_for_all(specs: list, mkfs_options: str | None, mount_options:
     if not own and not twice:
         return
     chosen = own[0] if own else twice[-1]
-    if chosen.variant == "default":
+    if chosen.variant == DEFAULT_VARIANT:
         chosen = chosen.model_copy(update={"variant": "mine"})
     add = ({"mkfs_options": [*chosen.mkfs_options, *shlex.split(value)]}
            if flag == "--mkfs-options" else

@@ -217,8 +217,8 @@ def _collect(guest: Guest, rc: int | None, out: Path, store: Store, run_id: str,
     store.update_environment(run_id, {
         "guest": {"facts": gstatus.get("facts", {}), "exit": gstatus.get("exit"),
                   "guest_run_id": merged["guest_run_id"], "wall_seconds": seconds,
-                  "environment": merged["environment"]},
-        **host_environment(merged["environment"])})
+                  "environment": merged["guest_environment"].as_dict()},
+        **host_environment(merged["guest_environment"])})
     log(f"merged {merged['units']} units, {merged['records']} records as host {label!r} "
         f"({seconds:.0f}s in the guest, fslab exit {gstatus.get('exit')})")
     return merged

@@ -50,7 +50,7 @@ class LocalExecutor(Executor):
         if not self._probe:
             return
         # every variant's own options, tried on a scratch loop image (never --device's disk)
-        self.probed = probe_plan(session.plan, lambda line: session.console.print(
+        self.probed = probe_plan(session.schedule, lambda line: session.console.print(
             line, markup=False, highlight=False))
 
     def target_info(self) -> dict:
@@ -68,7 +68,7 @@ class LocalExecutor(Executor):
         console.print(f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × "
                       f"{', '.join(s.kind for s in p.suite)}, profile {p.run.profile}"
                       f"{' (scaled down from the studies)' if p.profile.scaled else ''}, "
-                      f"{p.iterations} iteration{'' if p.iterations == 1 else 's'}"
+                      f"{p.iterations} round{'' if p.iterations == 1 else 's'}"
                       + (f" then adaptive (CI ±{p.run.target_ci:.0%}, at most "
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from fslab.errors import FslabError, StepFailed
-from fslab.plan import FilesystemSpec
+from fslab.plan import FilesystemSpec, Plan
 from fslab.filesystems.base import Instance, read_mountinfo
 from fslab.run.schedule import Schedule
 from fslab.run.session import scratch_dir, end_driver_sessions
@@ -275,11 +275,12 @@ def _time_limit(seconds: float) -> Iterator[_Limit]:
         signal.signal(signal.SIGALRM, old)
 
 
-def probe_sizes(plan) -> Callable[[FilesystemSpec], int]:
+def probe_sizes(plan: Plan, schedule: Schedule | None = None) -> Callable[[FilesystemSpec], int]:
     """The image a probe of a spec uses: the smallest the plan's units will make it on (with
     the plan's --image-size, which its filesystems carry, for a candidate not yet in it).
-    The plan is expanded once for every spec asked about."""
-    schedule = Schedule.of(plan)
+    Read from the plan's one expansion (`schedule`: a run's session has it), else the plan
+    is expanded here, once for every spec asked about."""
+    schedule = schedule or Schedule.of(plan)
     given = next((f.image_size for f in plan.filesystem if f.image_size), None)
 
     def size(spec: FilesystemSpec) -> int:
@@ -289,11 +290,13 @@ def probe_sizes(plan) -> Callable[[FilesystemSpec], int]:
     return size
 
 
-def probe_plan(plan, say: Callable[[str], None]) -> dict[str, dict]:
-    """Probe every variant of `plan` that has options of its own and can be made here;
-    FslabError (exit 2) when any is refused, naming the first and counting the others.
+def probe_plan(schedule: Schedule, say: Callable[[str], None]) -> dict[str, dict]:
+    """Probe every variant of the plan (expanded once, into the run's `schedule`) that has
+    options of its own and can be made here; FslabError (exit 2) when any is refused,
+    naming the first and counting the others.
     Returns {label: ProbeResult.as_dict()} for the run's environment."""
-    size = probe_sizes(plan)
+    plan = schedule.plan
+    size = probe_sizes(plan, schedule)
     results: dict[str, ProbeResult] = {}
     probed: set[str] = set()
     t0 = time.monotonic()

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from fslab import metrics
 from fslab.metrics.answer import job_answer, question_metrics, throughput_metrics
+from fslab.records import level_label
 from fslab.metrics.format import human, human_spread   # one number format for every output
 
 # A workload's table: the fate of damaged blocks (the catalogue's outcomes), where "detected"
@@ -56,7 +57,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
             t.add_column(f"{metrics.label(m, suite)}{arrow}", justify="right")
         t.add_column("n", justify="right")
         for (fs, variant), h in g.groupby(["fs", "variant"], sort=True):
-            row = [fs if variant == "default" else f"{fs}:{variant}"]
+            row = [level_label(fs, variant)]
             n = 0
             for m in shown:
                 v = h[h.metric == m].value
@@ -70,7 +71,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
             row.append(str(n))
             t.add_row(*row)
         console.print(t)
-    console.print("median (min – max) over iterations; ↑ higher is better, ↓ lower is better.")
+    console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better.")
     for u in failed[:10]:
         console.print(f"[red]failed[/] {u['fs']}/{u['variant']} {u['suite']}:{u['case']} "
                       f"#{u['iteration']}: {u['message']}")

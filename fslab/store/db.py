@@ -14,12 +14,15 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
 
 from fslab.errors import FslabError
 from fslab.records import RECORD_COLUMNS, Record, UnitKey
+
+if TYPE_CHECKING:                       # pandas loads only where records are read
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 
@@ -209,7 +212,7 @@ class Store:
         return [dict(r) for r in self.db.execute(
             "SELECT * FROM units WHERE run_id=? ORDER BY started", (run_id,)).fetchall()]
 
-    def records(self, run_ids: list[str] | str | None = None):
+    def records(self, run_ids: list[str] | str | None = None) -> pd.DataFrame:
         """All records (of the given runs) as a pandas DataFrame with RECORD_COLUMNS, in
         insertion order. Large reads are split in two halves read side by side, one by a
         forked child: building Python objects for every cell is what a read costs."""
@@ -235,12 +238,12 @@ class Store:
 
 
 
-def _read_records(db: sqlite3.Connection | Path, where: str, args: list[Any]):
+def _read_records(db: sqlite3.Connection | Path, where: str, args: list[Any]) -> pd.DataFrame:
     """SELECT the records matching `where` (a connection, or a database path to open)."""
     import pandas as pd
     own = not isinstance(db, sqlite3.Connection)
-    conn = sqlite3.connect(db, timeout=30) if own else db   # a forked child opens its own
-    try:
+    conn = db if isinstance(db, sqlite3.Connection) else sqlite3.connect(db, timeout=30)
+    try:                                                    # (a forked child opens its own)
         cursor = conn.cursor()
         cursor.row_factory = None        # plain tuples: a third of the cost of sqlite3.Row
         q = f"SELECT {_COLS} FROM records {'WHERE ' + where if where else ''} ORDER BY rowid"

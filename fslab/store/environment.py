@@ -11,13 +11,28 @@ at the wrong level of it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
+
+import orjson
 
 IMPLEMENTATION = " implementation"   # tools["zfs implementation"]: the host-wide label
 
 
 def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class HostLoad:
+    """How busy the machine was with other work as the run started (None: not read)."""
+    cpu_pressure_avg10: float | None     # % of the 10 s before some task waited for a CPU
+    loadavg_1min: float | None
+
+
+# the host's facts `fslab compare` sets side by side (key as stored, name as printed)
+HOST_FACTS = (("kernel", "kernel"), ("os", "OS"), ("cpu_model", "CPU"), ("cpus", "CPUs"),
+              ("virtualization", "virtualization"), ("fslab", "fslab"),
+              ("page_cache", "page cache"))
 
 
 @dataclass(frozen=True)
@@ -36,10 +51,47 @@ class RunEnvironment:
         """From a run row as the store returns it (`store.run(id)`)."""
         return cls.of((run or {}).get("environment"))
 
+    @classmethod
+    def from_json(cls, text: str | bytes | None) -> "RunEnvironment":
+        """From the runs table's JSON column as stored (another store's, read by hand)."""
+        return cls.of(orjson.loads(text or "{}"))
+
     def as_dict(self) -> dict:
         return dict(self.data)
 
     # --- where and with what ------------------------------------------------------------
+
+    @property
+    def hostname(self) -> str:
+        return str(self.data.get("hostname") or "")
+
+    @property
+    def kernel(self) -> str:
+        return str(self.data.get("kernel") or "")
+
+    @property
+    def cpus(self) -> int:
+        """The host's CPUs (1 when the run did not record them)."""
+        return int(self.data.get("cpus") or 1)
+
+    @property
+    def memory_total(self) -> int | None:
+        """The host's memory in bytes."""
+        total = _dict(self.data.get("memory")).get("MemTotal")
+        return int(total) if total else None
+
+    def host_facts(self) -> dict[str, object]:
+        """{name as printed: value} of the HOST_FACTS this run recorded."""
+        return {name: self.data[key] for key, name in HOST_FACTS if key in self.data}
+
+    @property
+    def load(self) -> HostLoad | None:
+        """The load as the run started (None: recorded before fslab kept it)."""
+        load = self.data.get("load")
+        if not isinstance(load, dict):
+            return None
+        loadavg = load.get("loadavg") or [None]
+        return HostLoad(_dict(load.get("cpu_pressure_some")).get("avg10"), loadavg[0])
 
     @property
     def tools(self) -> dict[str, str]:
@@ -57,6 +109,10 @@ class RunEnvironment:
     @property
     def profile(self) -> dict:
         return _dict(self.data.get("profile"))
+
+    @property
+    def profile_name(self) -> str | None:
+        return self.profile.get("name") or None
 
     @property
     def profile_scaled(self) -> bool:
@@ -173,6 +229,12 @@ class RunEnvironment:
         return sorted({d for label in self.filesystems if (d := self.daemon(label))})
 
     @property
+    def workloads(self) -> dict[str, dict]:
+        """Per suite:case: what the suite said of its input and the page cache, in its own
+        words (page_cache, buffered, stand_in, ...; fslab/workloads/base.py)."""
+        return {k: v for k, v in _dict(self.data.get("workloads")).items() if isinstance(v, dict)}
+
+    @property
     def job_files(self) -> dict[str, dict]:
         """Per job file (a case): where it came from and how its jobs ran (their own I/O)."""
         return {k: _dict(v) for k, v in _dict(self.data.get("job_files")).items()}
@@ -184,3 +246,8 @@ class RunEnvironment:
         """What adaptive rounds did (None when the run did not use them)."""
         value = self.data.get("adaptive")
         return value if isinstance(value, dict) else None
+
+
+def environments_of(runs: Iterable[Mapping[str, Any]]) -> dict[str, RunEnvironment]:
+    """{run id: its environment, typed}, in the runs' order: each parsed once."""
+    return {str(r.get("run_id", "")): RunEnvironment.of_run(r) for r in runs}

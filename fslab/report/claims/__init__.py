@@ -40,6 +40,7 @@ from fslab.report.claims.judge import VERDICTS
 from fslab.report.claims.kinds import judge
 from fslab.report.claims.model import Claim, load_claims, parse
 from fslab.report.claims.views import HOLDS_MEANS, html_rows, markdown, print_claims
+from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 
 __all__ = ["VERDICTS", "HOLDS_MEANS", "Claim", "load_claims", "claims_json", "evaluate",
@@ -69,7 +70,7 @@ def evaluate(records: pd.DataFrame, environment: RunEnvironment | dict,
         return []
     environment = RunEnvironment.of(environment)
     recs = records.copy()
-    recs["label"] = [f if v == "default" else f"{f}:{v}" for f, v in zip(recs["fs"], recs["variant"])]
+    recs["label"] = [level_label(f, v) for f, v in zip(recs["fs"], recs["variant"])]
     out = []
     for study in studies():
         if not _applies(study, recs, plan):

@@ -66,12 +66,12 @@ def _ordering(study: str, workload: str, metric: str, g: pd.DataFrame, levels: l
     line = " ".join(parts) + f" ({'higher' if better == 'higher' else 'lower'} is better; medians; > where "\
         "the pair test separates the neighbours, Holm over all pairs)"
     o = omnibus({lv: v.to_numpy() for lv, v in samples.items()})
-    if math.isnan(o["kw_p"]):
-        return _row(study, claim, PUBLISHED_ORDER, line, NO_DIFFERENCE, o["assumptions"])
-    anova_ok = "assumptions hold" in o["assumptions"]
-    tests = [("ANOVA", o["anova_p"]), ("Kruskal-Wallis", o["kw_p"])]
+    if math.isnan(o.kw_p):
+        return _row(study, claim, PUBLISHED_ORDER, line, NO_DIFFERENCE, o.assumptions)
+    anova_ok = "assumptions hold" in o.assumptions
+    tests = [("ANOVA", o.anova_p), ("Kruskal-Wallis", o.kw_p)]
     (test, p), (other, other_p) = tests if anova_ok else tests[::-1]
-    why = f"{test} p = {p:.3g} ({other} p = {other_p:.3g}; {o['assumptions']})"
+    why = f"{test} p = {p:.3g} ({other} p = {other_p:.3g}; {o.assumptions})"
     return _row(study, claim, PUBLISHED_ORDER, line, HOLDS if p < ALPHA else NO_DIFFERENCE, why)
 
 

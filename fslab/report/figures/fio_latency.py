@@ -43,10 +43,10 @@ def sections(ctx: FigureContext) -> list[Section]:
         ax.axes(list(np.arange(len(pcts)) + width * (len(levels) - 1) / 2), pcts)
         ident = dict(zip(where + ["direction"], key if isinstance(key, tuple) else (key,)))
         what = "sync latency" if ident["direction"] == "sync" else "clat"
-        ax.labels(panel_title(ident), f"{what} ({label}, median of iterations)")
+        ax.labels(panel_title(ident), f"{what} ({label}, median of rounds)")
         ax.legend([(lv, palette[lv]) for lv in levels])
     return [Section("Completion latency percentiles", grid.svg(),
-                    "Median over iterations of each percentile fio reported; log scale. "
+                    "Median over rounds of each percentile fio reported; log scale. "
                     "A job that fsyncs or fdatasyncs has a panel of those calls' latency.")]
 
 

@@ -53,7 +53,7 @@ def sections(ctx: FigureContext) -> list[Section]:
             if not q.empty:
                 ax.legend(fontsize=6, frameon=False)
         no_layout = sorted(set(g["level"]) - set(g[g["quantity"] == "layout_score"]["level"]))
-        caption = ("Solid: aged; dashed: unaged twin. Median over iterations per step. "
+        caption = ("Solid: aged; dashed: unaged twin. Median over rounds per step. "
                    "Grep cost = cold-cache recursive grep time / tree size. Step 0: both "
                    "filesystems fresh, the noise floor.")
         if no_layout:

@@ -71,5 +71,5 @@ def sections(ctx: FigureContext) -> list[Section]:
                    for r in rows)
     return [Section("Full disk: limits, errors and recovery",
                     f'<table class="enospc"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
-                    "Runs as root, so ext4's root-reserved blocks are usable. 'k/n' = iterations "
+                    "Runs as root, so ext4's root-reserved blocks are usable. 'k/n' = rounds "
                     "where it held. Details per unit in enospc.json.")]

@@ -84,5 +84,5 @@ def sections(ctx: FigureContext) -> list[Section]:
                     "detected = the read failed (EIO, EUCLEAN, EBADMSG, or the mount refused); "
                     "silent = wrong data or a wrong listing returned without error; healed = "
                     "exactly the written data returned (another copy was used). Counts summed "
-                    "over iterations; evidence (kernel log, device stats, zpool status, scrub "
+                    "over rounds; evidence (kernel log, device stats, zpool status, scrub "
                     "and checker output) is in each unit's integrity.json.")]

@@ -149,14 +149,14 @@ def sections(ctx: FigureContext) -> list[Section]:
                       "MiB/s", 1 << 20, logx=True)
     if svg:
         out.append(Section("Throughput vs block size", svg,
-                           "Read + write throughput, median over iterations (S0 Test 1 and 3)."))
+                           "Read + write throughput, median over rounds (S0 Test 1 and 3)."))
     nj = swept(it, "numjobs")
     panel = ["size"] if "size" in nj.columns and nj["size"].notna().any() else []
     svg = line_panels(nj, panel, "numjobs", "iops", ["level", "case"], levels,
                       "jobs (threads)", "IOPS", 1.0)
     if svg:
         out.append(Section("IOPS vs threads", svg,
-                           "Read + write IOPS, median over iterations; a line per filesystem × "
+                           "Read + write IOPS, median over rounds; a line per filesystem × "
                            "workload, a panel per file size (S0 Test 2)."))
     sz, jobs = at_most_jobs(swept(it, "size"))
     svg = line_panels(sz, ["case"], "size", "cpu", ["level"], levels, "file size (MiB)",
@@ -172,7 +172,7 @@ def sections(ctx: FigureContext) -> list[Section]:
         rows, cols = case_rows(lat, levels, lambda r: cell(r["lat_max"], "ns"))
         out.append(Section("Maximum total latency", html_table(rows, cols, "s0-latency"),
                            "fio's lat max (submission to completion), the larger of read and "
-                           "write; median over iterations."))
+                           "write; median over rounds."))
     if RAW in set(it["level"]):
         eff = efficiency(it)
         if not eff.empty:
@@ -190,6 +190,6 @@ def sections(ctx: FigureContext) -> list[Section]:
         out.append(Section("Efficiency: operations per CPU percent (mixed read/write)",
                            html_table(rows, cols, "s0-efficiency"),
                            "Read IOPS / system-wide CPU % and write IOPS / CPU %, per "
-                           "iteration, then the median (S0 Test 3; the study's 'efficiency', "
+                           "round, then the median (S0 Test 3; the study's 'efficiency', "
                            "reported per direction). Higher: more work per unit of CPU."))
     return out

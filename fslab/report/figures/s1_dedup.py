@@ -31,7 +31,7 @@ COLUMNS = {
                   ("cpu_busy_system_wide", "CPU (system)")],
 }
 TITLES = {"dedup": ("S1 deduplication and space",
-                    "Medians over iterations. Only a ZFS variant with dedup=on deduplicates "
+                    "Medians over rounds. Only a ZFS variant with dedup=on deduplicates "
                     "inline; ext4 and xfs have no dedup, btrfs only offline (duperemove, not run "
                     "here), so their logical/consumed ratio stays near 1 by design."),
           "smallfiles": ("S1 small-file space overhead",

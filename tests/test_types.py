@@ -1,0 +1,32 @@
+"""The type check: mypy over the packages pyproject.toml's [tool.mypy] names, at its
+strictness (every function annotated, untyped bodies checked too). Part of the fast tier,
+so ./run-tests runs it; its cache (.mypy_cache, ignored by git) keeps a rerun under a second."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_checked_packages_pass_mypy():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert {"fslab/metrics", "fslab/plan", "fslab/store", "fslab/analysis"} <= set(config["files"])
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found" in done.stdout
+
+
+def test_a_type_error_fails_the_check(tmp_path):
+    """The check is not vacuous: a planted error in a checked package's style is found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def half(x: int) -> int:\n    return x / 2\n\n\ndef untyped(x):\n    return x\n")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                           "--cache-dir", str(tmp_path / "cache"), str(bad)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout
+    assert "Incompatible return value type" in done.stdout
+    assert "Function is missing a type annotation" in done.stdout
