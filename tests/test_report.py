@@ -290,3 +290,28 @@ def test_run_summary_of_integrity_shows_what_was_detected(tmp_path):
         ["damaged", "detected", "silent", "healed"]
     zfs_row = next(line for line in buf.getvalue().splitlines() if "│ zfs" in line)
     assert re.findall(r"(\d) count", zfs_row) == ["8", "8", "0", "0"]
+
+
+def test_run_summary_of_a_smoke_run_says_beside_its_numbers_they_mean_nothing(tmp_path):
+    """A smoke run's tables come before the answer and showed 2.4x differences the next run
+    reversed: each table says the numbers are not meaningful; a quick run's do not."""
+    import io
+    from rich.console import Console
+    from fslab.records import Measurement, UnitKey, stamp
+    from fslab.run.summary import print_run_summary
+    store = Store(tmp_path)
+    out = {}
+    for profile in ("smoke", "quick"):
+        run_id = store.create_run("[run]\n", {}, profile=profile)
+        for fs, iops in (("ext4", 19.5e3), ("xfs", 47.5e3)):
+            for it in (1, 2, 3):
+                key = UnitKey("localhost", fs, "default", "fio", "randwrite-qd32", "{}", it)
+                ms = [Measurement("write_iops", iops * (1 + it / 100), "ops/s", "higher", "x")]
+                store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done",
+                                  None, time.time(), "x")
+        buf = io.StringIO()
+        print_run_summary(store, run_id, Console(file=buf, width=150))
+        out[profile] = buf.getvalue()
+    table = out["smoke"].split("fio: randwrite-qd32", 1)[1].split("median (min", 1)[0]
+    assert "48" in table and "not meaningful" in table
+    assert "not meaningful" not in out["quick"]
