@@ -671,3 +671,22 @@ def test_mann_whitney_beyond_enumeration_is_exact_or_monte_carlo_never_normal():
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / MONTE_CARLO_PERMUTATIONS) + 1e-5
     assert p == pair_p_detail(xt, yt)[0]            # the same p every time
     assert pair_test(xt, yt)["p_method"] == how
+
+
+def test_the_best_column_never_joins_a_separated_pair_with_approx():
+    """xfs noisy on top, ext4 and btrfs steady and 5% apart: no test separates xfs from
+    either, but ext4 and btrfs are separated, so 'xfs ≈ ext4 ≈ btrfs' would say otherwise."""
+    from fslab.report.tables import verdict_table
+    base = np.array([100.0, 110, 90, 105, 95, 100, 108, 92])
+    xfs = base * np.array([1.3, 0.85, 1.25, 0.9, 1.2, 0.95, 1.3, 0.9])
+    ext4 = base * np.array([1.0, 1.01, 0.99, 1.0, 1.005, 0.995, 1.0, 1.01])
+    btrfs = ext4 * 0.95 * np.array([1.0, 1.005, 0.995, 1.0, 1.0, 1.005, 0.995, 1.0])
+    a = analyze(frame({"xfs": list(xfs), "ext4": list(ext4), "btrfs": list(btrfs)}), regression=False)
+    p = a.pairs.set_index(["baseline", "other"])
+    assert p.loc[("btrfs", "ext4")]["significant"] and not p.loc[("ext4", "xfs")]["significant"]
+    assert a.tiers.iloc[0]["best"] == ["xfs", "ext4", "btrfs"]
+    assert verdict_table(a)["best"].iloc[0] == "xfs (ext4, btrfs not told apart from it)"
+    # where nothing among them is separated, ≈ still says it
+    tied = analyze(frame({"a": [100.0, 101, 99, 100], "b": [100.5, 100, 99.5, 101], "c": [50.0, 51, 49, 50]}),
+                   regression=False)
+    assert verdict_table(tied)["best"].iloc[0] == "a ≈ b" or verdict_table(tied)["best"].iloc[0] == "b ≈ a"

@@ -8,7 +8,7 @@ from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.metrics.format import human, spread
-from fslab.report.verdicts import ranking_text
+from fslab.report.verdicts import best_text, ranking_text
 from fslab.store.environment import RunEnvironment
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.analysis.groups import FS_FACTOR, level_labels
@@ -57,7 +57,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
             row.update(best="", verdict="not ranked", note="")
         elif tier is not None and key in tier.index:
             T = tier.loc[key]
-            row.update(best=" ≈ ".join(T["best"]),
+            row.update(best=best_text(T),
                        verdict="~" if T["one_tier"] else ranking_text(T),
                        note=T["why"])
         else:

@@ -49,6 +49,19 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
     return " ≫ ".join(parts)
 
 
+def best_text(t: dict) -> str:
+    """The best and the levels no test separates from it: "xfs ≈ ext4" only where no pair
+    among them is separated, else "xfs (ext4, btrfs not told apart from it)", since "≈"
+    must never join a pair whose own test separated it."""
+    best = list(t["best"])
+    if len(best) < 2:
+        return "".join(best)
+    apart = {frozenset((p["a"], p["b"])) for p in t.get("pairs", []) if p["significant"]}
+    if not any(frozenset((x, y)) in apart for i, x in enumerate(best) for y in best[i + 1:]):
+        return " ≈ ".join(best)
+    return f"{best[0]} ({', '.join(best[1:])} not told apart from it)"
+
+
 def ranking_line(t: dict, numbered_why: str | None = None) -> str:
     return f"{metric_label(t.get('metric', ''))}: {ranking_text(t, numbered_why)}"
 
