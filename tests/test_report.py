@@ -62,9 +62,11 @@ def test_report_is_offline_and_escaped(report):
     # the decision figure comes right after the answer, before any table
     assert html.index('id="answer"') < html.index('id="decision"') < html.index("<table")
     assert not internal_titles(html, store_metrics(report[1], report[2]))
-    # tables name metrics as a person says them, with the stored key beside them
+    # tables name metrics as a person says them; the stored key is only the cell's tooltip
+    # (it was visible text: "p99 read latency ↓ ... 5 read_clat_p99")
     for label, key in (("read IOPS", "read_iops"), ("p99 read latency", "read_clat_p99"), ("time", "elapsed")):
-        assert f"<td>{label}</td>" in html and f"<td>{key}</td>" in html
+        assert f'<td title="{key}">{label}</td>' in html and f"<td>{key}</td>" not in html
+    assert "<th>key</th>" not in html
     # artifact links are relative to the report and point at the raw copies
     links = re.findall(r'<a href="([^"]+)">runs/', html)
     assert links and all((out.parent / link).is_file() for link in links)
@@ -315,3 +317,43 @@ def test_run_summary_of_a_smoke_run_says_beside_its_numbers_they_mean_nothing(tm
     table = out["smoke"].split("fio: randwrite-qd32", 1)[1].split("median (min", 1)[0]
     assert "48" in table and "not meaningful" in table
     assert "not meaningful" not in out["quick"]
+
+
+def _decision(**over):
+    cand = lambda label, ratio, ci, elim=None: {
+        "label": label, "options": "", "ratio": ratio, "ratio_ci": ci, "p_best": 0.5,
+        "expected_loss": 0.01, "why": "finalist", "safety": "", "trades": "", "unknown": "",
+        "write_amplification": None, "eliminated_round": elim, "retired_round": None,
+        "throttle": None}
+    stage = lambda n, first: {"stage": n, "raced": "options", "candidates": ["a", "b"],
+                              "first_round": first, "rounds": 3, "seed": 1, "verdict": "winner",
+                              "stopped": "", "winner": "xfs:nobarrier", "ties": [],
+                              "why": f"stage {n} reason", "eliminated": ["xfs:largeio r3"],
+                              "retired": [], "p_best": {}}
+    dec = {"run": "r1", "winner": "xfs:nobarrier", "verdict": "winner", "metric": "write IOPS",
+           "better": "higher", "stopped": "", "rounds": 5, "units_run": 10, "max_rounds": 10,
+           "units_full_factorial": 20, "mde": 0.08, "stages": [stage(1, 1), stage(2, 6)],
+           "traded": [], "alpha_per_look": 0.01, "commands": ["mkfs.xfs /dev/DEVICE",
+                                                               "mount -o nobarrier /dev/DEVICE /mnt"],
+           "left_out": ["xfs:lb256: log size too small"], "stage_notes": [],
+           "candidates": [cand("xfs:nobarrier", 1.0, [None, None]),
+                          cand("xfs", 0.9, [0.85, 0.95], elim=3)]}
+    return {**dec, **over}
+
+
+def test_html_decide_section_opens_with_the_decision_and_its_commands_the_story_folded(tmp_path):
+    """The decision line and what to type come first; stage lines, their why and 'not
+    raced' are folded below (they opened the section, burying the decision)."""
+    from fslab.report.html import _decide_view
+    from jinja2 import Environment, FileSystemLoader
+    v = _decide_view(_decision())
+    assert v["head"].startswith("Winner: xfs:nobarrier")
+    assert v["commands"][0].startswith("to apply it") and v["commands"][1:] == [
+        "mkfs.xfs /dev/DEVICE", "mount -o nobarrier /dev/DEVICE /mnt"]
+    assert v["lines"][0].startswith("Stage 1:") and any("stage 2 reason" in x for x in v["lines"])
+    assert v["lines"][-1] == "not raced: xfs:lb256: log size too small"
+    assert not any(x.startswith("Winner:") or "mkfs.xfs" in x for x in v["lines"])
+    page = Path("fslab/report/templates/report.html.j2").read_text()
+    section = page[page.index("Decision of fslab decide"):page.index("{% if decisions %}")]
+    assert section.index("d.head") < section.index("d.commands") < section.index("<details>") \
+        < section.index("for line in d.lines") < section.index("</details>")

@@ -12,7 +12,8 @@ from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
 from fslab.metrics.declared import DEVICE_SHARES
 from fslab.report.tables import workload_label
-from fslab.report.verdicts import LETTERS_NOTE, ranking_line
+from fslab.report.sharpness import SHARPNESS_NOTE, could_see, sharpen
+from fslab.report.verdicts import LETTERS_NOTE, ranking_line, says_why
 
 MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
 
@@ -52,6 +53,7 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
     """One entry per workload: the tier sentence of its main metric (and p99 latency)."""
     if a.tiers.empty or tuple(a.factor) != tuple(FS_FACTOR):
         return []
+    sharpen(a)
     mem = memory_bound(records) if records is not None else {}
     wkeys = [k for k in a.keys if k not in ("metric", "unit")]
     groups = [(dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,))), g)
@@ -111,7 +113,7 @@ def headline_text(entries: list[dict]) -> list[str]:
     counts: dict[str, int] = {}
     for e in entries:
         for t in e["rankings"]:
-            if t["why"]:
+            if t["why"] and says_why(t):
                 counts[t["why"]] = counts.get(t["why"], 0) + 1
     notes: list[str] = []
 
@@ -130,4 +132,8 @@ def headline_text(entries: list[dict]) -> list[str]:
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         lines.append(text)
+    sharp = [f"{e['workload']} {could_see(e['rankings'][0].get('mde')).removeprefix('could see ')}"
+             for e in entries if e["rankings"] and could_see(e["rankings"][0].get("mde"))]
+    if sharp:       # every run says how sharp it was, separated or not
+        note(f"{SHARPNESS_NOTE}. Here, of each workload's first metric: {'; '.join(sharp)}")
     return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]

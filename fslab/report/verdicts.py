@@ -13,6 +13,9 @@ from fslab.analysis.names import ratio_text
 from fslab.metrics import label as metric_label
 from fslab.analysis.counts import DESIGN as POOLED
 from fslab.analysis.tiers import LETTERS, ONE
+from fslab.report.sharpness import could_see
+
+NO_DIFFERENCE = "no significant difference"
 
 LEGEND = ("≈ not told apart, ≫ each pair across it significantly apart (Holm), [a] [ab]: "
           "a shared letter = not told apart, (×) ratio to the best")
@@ -34,6 +37,8 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
             return f"({d['estimate']:.0%} vs {info[best]['estimate']:.0%})"
         return f"({ratio_text(d['ratio_to_best'])})"
     if t["display"] == ONE:
+        if not says_why(t):         # what the tests could have seen says more
+            return f"~ ({could_see(t['mde'])})"
         return f"~ {numbered_why}" if numbered_why else f"~ ({t['why']})"
     if t["display"] == LETTERS:
         words = []
@@ -47,6 +52,13 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
         parts.append(" ≈ ".join(lv if lv == best or i == 0 else
                                 f"{lv} {behind(lv)}" for lv in members))
     return " ≫ ".join(parts)
+
+
+def says_why(t: dict) -> bool:
+    """A '~' says its reason, unless it is 'no significant difference' and the run's
+    sharpness says more ('~ (could see ≥ 23%)')."""
+    return not (t["display"] == ONE and t["why"] == NO_DIFFERENCE
+                and could_see(t.get("mde", float("nan"))))
 
 
 def best_text(t: dict) -> str:
@@ -68,7 +80,7 @@ def ranking_line(t: dict, numbered_why: str | None = None) -> str:
 
 def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The ranking flat, one row per (group, level), best first: for CSV and other tables."""
-    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv,
+    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv, "mde": t.get("mde"),
              "tier": d["tier"], "letters": d["letters"],
              "median": d["median"], "ratio_to_best": d["ratio_to_best"],
              "ratio_ci_lo": d["ratio_ci"][0], "ratio_ci_hi": d["ratio_ci"][1],
