@@ -690,3 +690,37 @@ def test_the_best_column_never_joins_a_separated_pair_with_approx():
     tied = analyze(frame({"a": [100.0, 101, 99, 100], "b": [100.5, 100, 99.5, 101], "c": [50.0, 51, 49, 50]}),
                    regression=False)
     assert verdict_table(tied)["best"].iloc[0] == "a ≈ b" or verdict_table(tied)["best"].iloc[0] == "b ≈ a"
+
+
+def _ar1_records(phi: float, seed: int, rounds: int = 8) -> pd.DataFrame:
+    """Three identical filesystems, seven workloads, 5% shared drift per round and 10% own
+    noise that follows AR(1) with coefficient phi from round to round (0: independent)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in ("randread", "randwrite", "seqread", "seqwrite", "mixed", "rr32", "rw32"):
+        drift = rng.normal(0, 0.05, rounds)
+        for fs in ("ext4", "xfs", "btrfs"):
+            e = np.zeros(rounds)
+            e[0] = rng.normal(0, 0.1)
+            for t in range(1, rounds):
+                e[t] = phi * e[t - 1] + rng.normal(0, 0.1 * math.sqrt(1 - phi ** 2))
+            rows.append(frame({fs: list(1000 * np.exp(drift + e))}, case=w))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_a_run_warns_when_its_own_noise_carries_over_from_round_to_round():
+    """AR(1) 0.7 own noise over 8 rounds: the lag-1 autocorrelation of within-round residuals
+    is positive and the permutation test flags it in the answer's notes; independent noise
+    (20 seeds) never does."""
+    from fslab.analysis.carryover import carryover
+    from fslab.report.headline import headline, headline_text
+    carried = _ar1_records(0.7, seed=1)
+    c = carryover(analyze(carried, regression=False).data, ["case", "metric"])
+    assert c.violated and c.lag1 > 0.1 and c.series == 21 and c.p < 0.01
+    lines = headline_text(headline(analyze(carried, regression=False), carried))
+    assert any("rounds not independent" in ln and "lag-1 autocorrelation" in ln for ln in lines)
+    for seed in range(20):
+        independent = _ar1_records(0.0, seed)
+        a = analyze(independent, regression=False)
+        assert not carryover(a.data, ["case", "metric"]).violated, seed
+    assert not any("rounds not independent" in ln for ln in headline_text(headline(a, independent)))
