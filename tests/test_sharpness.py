@@ -37,7 +37,7 @@ def test_a_tie_says_what_its_tests_could_have_seen():
     assert verdict_table(a)["verdict"].iloc[0] == f"~ ({shown})"
     lines = headline_text(headline(a, None))
     assert lines[0].endswith(f"~ ({shown})")
-    assert lines[-1].startswith("[1] could see: the smallest difference") and \
+    assert lines[-1].startswith("could see: the smallest difference") and \
         f"fio:randwrite ≥ {shown.split('≥ ')[1]}" in lines[-1]
 
 

@@ -139,11 +139,10 @@ def headline_text(entries: list[dict]) -> list[str]:
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         lines.append(text)
-    for e in entries:
-        for text in e.get("run_notes") or []:
-            note(text)
+    # notes of the whole run, not of a line: unnumbered, after the numbered ones
+    run_notes = list(dict.fromkeys(t for e in entries for t in e.get("run_notes") or []))
     sharp = [f"{e['workload']} {could_see(e['rankings'][0].get('mde')).removeprefix('could see ')}"
              for e in entries if e["rankings"] and could_see(e["rankings"][0].get("mde"))]
     if sharp:       # every run says how sharp it was, separated or not
-        note(f"{SHARPNESS_NOTE}. Here, of each workload's first metric: {'; '.join(sharp)}")
-    return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]
+        run_notes.append(f"{SHARPNESS_NOTE}. Here, of each workload's first metric: {'; '.join(sharp)}")
+    return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)] + run_notes
