@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fslab.fio.importer import import_path
@@ -357,3 +358,23 @@ def test_html_decide_section_opens_with_the_decision_and_its_commands_the_story_
     section = page[page.index("Decision of fslab decide"):page.index("{% if decisions %}")]
     assert section.index("d.head") < section.index("d.commands") < section.index("<details>") \
         < section.index("for line in d.lines") < section.index("</details>")
+
+
+def test_a_staged_decides_decision_figure_shows_its_final_stage_alone():
+    """Stage-1 candidates beside stage-2 ones made rows above 1x under 'ratio to the best':
+    restricted to the last stage, each row is its pair's own ratio to the best of them."""
+    from fslab.analysis import analyze
+    from fslab.report.figures.decision import chart, restricted
+    from test_stats import frame
+    base = np.array([100.0, 104, 97, 101, 99, 103])
+    data = {"s1-fast": list(base * 1.3), "s2-a": list(base * 1.1 * np.array([1, 1.01, 0.99, 1, 1.005, 0.995])),
+            "s2-b": list(base * np.array([1, 0.99, 1.01, 1, 0.995, 1.005])), "s1-slow": list(base * 0.5)}
+    t = analyze(frame(data), regression=False).tiers.iloc[0].to_dict()
+    r = restricted(t, {"s2-a", "s2-b"})
+    assert r["order"] == ["s2-a", "s2-b"] and r["levels_info"]["s2-a"]["ratio_to_best"] == 1.0
+    b = r["levels_info"]["s2-b"]
+    assert b["ratio_to_best"] == pytest.approx(1 / 1.1, rel=0.02) and b["ratio_ci"][1] < 1
+    assert b["separated_from_best"]
+    svg = chart(r)
+    assert "s1-fast" not in svg and "s1-slow" not in svg and "apart (Holm)" in svg
+    assert restricted(t, set(data)) is t            # nothing left out: the group's own ranking

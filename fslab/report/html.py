@@ -72,7 +72,8 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(entries), legend=LEGEND,
         decides=[_decide_view(d) for d in stored_decisions(loaded.runs)],
-        decisions=_sections(decision.figures(entries)), decision_caption=decision.CAPTION,
+        decisions=_sections(decision.figures(entries, _final_stage(loaded.runs))),
+        decision_caption=decision.CAPTION,
         measured_as=measured_as(loaded.runs, loaded.records),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
@@ -94,6 +95,14 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+
+
+def _final_stage(runs: list[dict]) -> set[str] | None:
+    """A staged decide's last-stage candidates: the decision figures show those alone (not
+    35 candidates of two stages, on different rounds, under one 'ratio to the best')."""
+    finals = {r["label"] for d in stored_decisions(runs) if len(d.get("stages") or []) > 1
+              for r in d["candidates"]}
+    return finals or None
 
 
 def _decide_view(dec: dict) -> dict:
