@@ -310,3 +310,16 @@ def test_s3_smoke_on_ext3_and_xfs_reports_claims(tmp_path):
     assert any(c["verdict"] == "not measured" and "jfs not run" in c["why"] for c in claims)
     html = (tmp_path / "r.html").read_text()
     assert "The study said → here" in html and "ISO removal: XFS is about 100x faster" in html
+
+
+def test_a_claims_direction_is_its_tests_estimate_not_the_medians():
+    """XFS 10% faster than ext3 in 6 of 7 drifting rounds (p < 0.01 within rounds) while the
+    one round it lost drags XFS's median above ext3's: the claim holds, as the test says."""
+    ext3 = np.array([10.0, 20, 30, 40, 50, 60, 70])
+    jitter = np.array([1.0, 1.01, 0.99, 1.0, 1.005, 0.995, 1.0])
+    xfs = ext3 / 1.1 * jitter
+    xfs[3] = 40 / 0.97              # the one round XFS was slower: its median now above ext3's
+    assert np.median(xfs) > np.median(ext3)
+    rows = judged(rec("xfs", "09-ls-R", "elapsed", list(xfs)) + rec("ext3", "09-ls-R", "elapsed", list(ext3)))
+    r = rows["ls -R: XFS is faster than ext3"]
+    assert r["verdict"] == "holds", r

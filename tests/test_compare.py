@@ -211,3 +211,29 @@ def test_two_runs_on_one_host_each_compare_the_hosts(tmp_path):
     rows = [ln for ln in r.stdout.splitlines() if "ext4 fio:randread" in ln or "ext4 fio:seqwrite" in ln]
     assert len(rows) == 2, r.stdout
     assert "busy" not in r.stdout   # the load is the controlling machine's, not the hosts'
+
+
+def test_the_table_marks_the_rows_the_gate_tested_with_their_holm_p(tmp_path):
+    """IOPS 20% lower with one overlapping round: its own test says p=0.032 and '× slower',
+    but after Holm over the gate's 2 answer metrics p=0.063 and the gate passes; the table
+    says which rows the gate tested and with which p, so the two do not contradict."""
+    store = Store(tmp_path / "res")
+    a = _run(store, A_IOPS, A_P99)
+    b = _run(store, [80_000.0, 81_000.0, 82_000.0, 83_000.0, 101_500.0], B_P99)
+    results = str(tmp_path / "res")
+    page = tmp_path / "compare.html"
+    code, out, _ = _cli("compare", a, b, "--results", results, "--fail-if-slower", "5%",
+                        "--html", str(page))
+    assert code == 0 and "passed" in out, out
+    header = next(ln for ln in out.splitlines() if "change [95% CI]" in ln)
+    assert header.rstrip(" ┃│").endswith("gate")
+    iops = next(ln for ln in out.splitlines() if "read IOPS" in ln)
+    assert "p=0.032" in iops and "×" in iops and "tested (Holm p=0.063)" in iops
+    bw = next(ln for ln in out.splitlines() if "read bandwidth" in ln)
+    assert "Holm" not in bw                             # not an answer metric: not tested
+    assert "after Holm's correction over all of them" in out
+    assert "tested (Holm p=0.063)" in page.read_text()
+    code, out, _ = _cli("compare", a, b, "--results", results, "--json", "--fail-if-slower", "5%")
+    rows = {r["metric"]: r for r in json.loads(out.splitlines()[0])}
+    assert rows["read_iops"]["p_gate"] == pytest.approx(0.0635, abs=1e-3)
+    assert rows["read_bw"]["p_gate"] is None

@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fslab.fio.importer import import_path
@@ -62,9 +63,11 @@ def test_report_is_offline_and_escaped(report):
     # the decision figure comes right after the answer, before any table
     assert html.index('id="answer"') < html.index('id="decision"') < html.index("<table")
     assert not internal_titles(html, store_metrics(report[1], report[2]))
-    # tables name metrics as a person says them, with the stored key beside them
+    # tables name metrics as a person says them; the stored key is only the cell's tooltip
+    # (it was visible text: "p99 read latency ↓ ... 5 read_clat_p99")
     for label, key in (("read IOPS", "read_iops"), ("p99 read latency", "read_clat_p99"), ("time", "elapsed")):
-        assert f"<td>{label}</td>" in html and f"<td>{key}</td>" in html
+        assert f'<td title="{key}">{label}</td>' in html and f"<td>{key}</td>" not in html
+    assert "<th>key</th>" not in html
     # artifact links are relative to the report and point at the raw copies
     links = re.findall(r'<a href="([^"]+)">runs/', html)
     assert links and all((out.parent / link).is_file() for link in links)
@@ -290,3 +293,88 @@ def test_run_summary_of_integrity_shows_what_was_detected(tmp_path):
         ["damaged", "detected", "silent", "healed"]
     zfs_row = next(line for line in buf.getvalue().splitlines() if "│ zfs" in line)
     assert re.findall(r"(\d) count", zfs_row) == ["8", "8", "0", "0"]
+
+
+def test_run_summary_of_a_smoke_run_says_beside_its_numbers_they_mean_nothing(tmp_path):
+    """A smoke run's tables come before the answer and showed 2.4x differences the next run
+    reversed: each table says the numbers are not meaningful; a quick run's do not."""
+    import io
+    from rich.console import Console
+    from fslab.records import Measurement, UnitKey, stamp
+    from fslab.run.summary import print_run_summary
+    store = Store(tmp_path)
+    out = {}
+    for profile in ("smoke", "quick"):
+        run_id = store.create_run("[run]\n", {}, profile=profile)
+        for fs, iops in (("ext4", 19.5e3), ("xfs", 47.5e3)):
+            for it in (1, 2, 3):
+                key = UnitKey("localhost", fs, "default", "fio", "randwrite-qd32", "{}", it)
+                ms = [Measurement("write_iops", iops * (1 + it / 100), "ops/s", "higher", "x")]
+                store.finish_unit(run_id, key, [stamp(key, run_id, m) for m in ms], "done",
+                                  None, time.time(), "x")
+        buf = io.StringIO()
+        print_run_summary(store, run_id, Console(file=buf, width=150))
+        out[profile] = buf.getvalue()
+    table = out["smoke"].split("fio: randwrite-qd32", 1)[1].split("median (min", 1)[0]
+    assert "48" in table and "not meaningful" in table
+    assert "not meaningful" not in out["quick"]
+
+
+def _decision(**over):
+    cand = lambda label, ratio, ci, elim=None: {
+        "label": label, "options": "", "ratio": ratio, "ratio_ci": ci, "p_best": 0.5,
+        "expected_loss": 0.01, "why": "finalist", "safety": "", "trades": "", "unknown": "",
+        "write_amplification": None, "eliminated_round": elim, "retired_round": None,
+        "throttle": None}
+    stage = lambda n, first: {"stage": n, "raced": "options", "candidates": ["a", "b"],
+                              "first_round": first, "rounds": 3, "seed": 1, "verdict": "winner",
+                              "stopped": "", "winner": "xfs:nobarrier", "ties": [],
+                              "why": f"stage {n} reason", "eliminated": ["xfs:largeio r3"],
+                              "retired": [], "p_best": {}}
+    dec = {"run": "r1", "winner": "xfs:nobarrier", "verdict": "winner", "metric": "write IOPS",
+           "better": "higher", "stopped": "", "rounds": 5, "units_run": 10, "max_rounds": 10,
+           "units_full_factorial": 20, "mde": 0.08, "stages": [stage(1, 1), stage(2, 6)],
+           "traded": [], "alpha_per_look": 0.01, "commands": ["mkfs.xfs /dev/DEVICE",
+                                                               "mount -o nobarrier /dev/DEVICE /mnt"],
+           "left_out": ["xfs:lb256: log size too small"], "stage_notes": [],
+           "candidates": [cand("xfs:nobarrier", 1.0, [None, None]),
+                          cand("xfs", 0.9, [0.85, 0.95], elim=3)]}
+    return {**dec, **over}
+
+
+def test_html_decide_section_opens_with_the_decision_and_its_commands_the_story_folded(tmp_path):
+    """The decision line and what to type come first; stage lines, their why and 'not
+    raced' are folded below (they opened the section, burying the decision)."""
+    from fslab.report.html import _decide_view
+    from jinja2 import Environment, FileSystemLoader
+    v = _decide_view(_decision())
+    assert v["head"].startswith("Winner: xfs:nobarrier")
+    assert v["commands"][0].startswith("to apply it") and v["commands"][1:] == [
+        "mkfs.xfs /dev/DEVICE", "mount -o nobarrier /dev/DEVICE /mnt"]
+    assert v["lines"][0].startswith("Stage 1:") and any("stage 2 reason" in x for x in v["lines"])
+    assert v["lines"][-1] == "not raced: xfs:lb256: log size too small"
+    assert not any(x.startswith("Winner:") or "mkfs.xfs" in x for x in v["lines"])
+    page = Path("fslab/report/templates/report.html.j2").read_text()
+    section = page[page.index("Decision of fslab decide"):page.index("{% if decisions %}")]
+    assert section.index("d.head") < section.index("d.commands") < section.index("<details>") \
+        < section.index("for line in d.lines") < section.index("</details>")
+
+
+def test_a_staged_decides_decision_figure_shows_its_final_stage_alone():
+    """Stage-1 candidates beside stage-2 ones made rows above 1x under 'ratio to the best':
+    restricted to the last stage, each row is its pair's own ratio to the best of them."""
+    from fslab.analysis import analyze
+    from fslab.report.figures.decision import chart, restricted
+    from test_stats import frame
+    base = np.array([100.0, 104, 97, 101, 99, 103])
+    data = {"s1-fast": list(base * 1.3), "s2-a": list(base * 1.1 * np.array([1, 1.01, 0.99, 1, 1.005, 0.995])),
+            "s2-b": list(base * np.array([1, 0.99, 1.01, 1, 0.995, 1.005])), "s1-slow": list(base * 0.5)}
+    t = analyze(frame(data), regression=False).tiers.iloc[0].to_dict()
+    r = restricted(t, {"s2-a", "s2-b"})
+    assert r["order"] == ["s2-a", "s2-b"] and r["levels_info"]["s2-a"]["ratio_to_best"] == 1.0
+    b = r["levels_info"]["s2-b"]
+    assert b["ratio_to_best"] == pytest.approx(1 / 1.1, rel=0.02) and b["ratio_ci"][1] < 1
+    assert b["separated_from_best"]
+    svg = chart(r)
+    assert "s1-fast" not in svg and "s1-slow" not in svg and "apart (Holm)" in svg
+    assert restricted(t, set(data)) is t            # nothing left out: the group's own ranking

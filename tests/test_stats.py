@@ -647,3 +647,80 @@ def test_levels_are_ordered_with_each_rounds_drift_taken_out():
     direct = np.exp(np.log(balanced["value"]).groupby(balanced["level"]).mean())
     assert describe(balanced, ["case"]).set_index("level")["gmean_adjusted"].to_dict() == \
         pytest.approx(direct.to_dict(), rel=1e-12)
+
+
+def test_mann_whitney_beyond_enumeration_is_exact_or_monte_carlo_never_normal():
+    """9+9 separated rounds (48,620 arrangements): the exact p is 2/C(18,9) = 4.1e-5, the
+    smallest_p the notes assume; the normal approximation said about 4e-4. With ties the
+    Monte Carlo estimate stays within its stated error of the exact enumerated p."""
+    from scipy.special import comb
+    from fslab.analysis.pairwise import (MONTE_CARLO_PERMUTATIONS, exact_mann_whitney_p,
+                                         pair_p_detail, pair_test, smallest_p)
+    a, b = np.arange(9, dtype=float), np.arange(9, dtype=float) + 100
+    p, how = pair_p_detail(a, b)
+    assert how == "exact" and p == pytest.approx(2 / comb(18, 9)) == pytest.approx(smallest_p(9, 9))
+    # a mixed pair without ties: the counted p equals the enumerated one
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=9), rng.normal(0.8, 1, size=9)
+    assert pair_p_detail(x, y)[0] == pytest.approx(exact_mann_whitney_p(x, y), abs=1e-12)
+    # with ties: Monte Carlo, within 4 standard errors of the enumerated exact p, and said
+    xt, yt = np.round(x), np.round(y)
+    exact = exact_mann_whitney_p(xt, yt)
+    p, how = pair_p_detail(xt, yt)
+    assert how.startswith("Monte Carlo, 100,000 permutations")
+    assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / MONTE_CARLO_PERMUTATIONS) + 1e-5
+    assert p == pair_p_detail(xt, yt)[0]            # the same p every time
+    assert pair_test(xt, yt)["p_method"] == how
+
+
+def test_the_best_column_never_joins_a_separated_pair_with_approx():
+    """xfs noisy on top, ext4 and btrfs steady and 5% apart: no test separates xfs from
+    either, but ext4 and btrfs are separated, so 'xfs ≈ ext4 ≈ btrfs' would say otherwise."""
+    from fslab.report.tables import verdict_table
+    base = np.array([100.0, 110, 90, 105, 95, 100, 108, 92])
+    xfs = base * np.array([1.3, 0.85, 1.25, 0.9, 1.2, 0.95, 1.3, 0.9])
+    ext4 = base * np.array([1.0, 1.01, 0.99, 1.0, 1.005, 0.995, 1.0, 1.01])
+    btrfs = ext4 * 0.95 * np.array([1.0, 1.005, 0.995, 1.0, 1.0, 1.005, 0.995, 1.0])
+    a = analyze(frame({"xfs": list(xfs), "ext4": list(ext4), "btrfs": list(btrfs)}), regression=False)
+    p = a.pairs.set_index(["baseline", "other"])
+    assert p.loc[("btrfs", "ext4")]["significant"] and not p.loc[("ext4", "xfs")]["significant"]
+    assert a.tiers.iloc[0]["best"] == ["xfs", "ext4", "btrfs"]
+    assert verdict_table(a)["best"].iloc[0] == "xfs (ext4, btrfs not told apart from it)"
+    # where nothing among them is separated, ≈ still says it
+    tied = analyze(frame({"a": [100.0, 101, 99, 100], "b": [100.5, 100, 99.5, 101], "c": [50.0, 51, 49, 50]}),
+                   regression=False)
+    assert verdict_table(tied)["best"].iloc[0] == "a ≈ b" or verdict_table(tied)["best"].iloc[0] == "b ≈ a"
+
+
+def _ar1_records(phi: float, seed: int, rounds: int = 8) -> pd.DataFrame:
+    """Three identical filesystems, seven workloads, 5% shared drift per round and 10% own
+    noise that follows AR(1) with coefficient phi from round to round (0: independent)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in ("randread", "randwrite", "seqread", "seqwrite", "mixed", "rr32", "rw32"):
+        drift = rng.normal(0, 0.05, rounds)
+        for fs in ("ext4", "xfs", "btrfs"):
+            e = np.zeros(rounds)
+            e[0] = rng.normal(0, 0.1)
+            for t in range(1, rounds):
+                e[t] = phi * e[t - 1] + rng.normal(0, 0.1 * math.sqrt(1 - phi ** 2))
+            rows.append(frame({fs: list(1000 * np.exp(drift + e))}, case=w))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_a_run_warns_when_its_own_noise_carries_over_from_round_to_round():
+    """AR(1) 0.7 own noise over 8 rounds: the lag-1 autocorrelation of within-round residuals
+    is positive and the permutation test flags it in the answer's notes; independent noise
+    (20 seeds) never does."""
+    from fslab.analysis.carryover import carryover
+    from fslab.report.headline import headline, headline_text
+    carried = _ar1_records(0.7, seed=1)
+    c = carryover(analyze(carried, regression=False).data, ["case", "metric"])
+    assert c.violated and c.lag1 > 0.1 and c.series == 21 and c.p < 0.01
+    lines = headline_text(headline(analyze(carried, regression=False), carried))
+    assert any("rounds not independent" in ln and "lag-1 autocorrelation" in ln for ln in lines)
+    for seed in range(20):
+        independent = _ar1_records(0.0, seed)
+        a = analyze(independent, regression=False)
+        assert not carryover(a.data, ["case", "metric"]).violated, seed
+    assert not any("rounds not independent" in ln for ln in headline_text(headline(a, independent)))

@@ -97,10 +97,10 @@ def test_the_html_report_shows_a_decides_decision_as_the_terminal_says_it():
                           {**row, "label": "ext4:sync", "ratio": 0.2, "ratio_ci": [0.15, 0.27],
                            "p_best": 0.01, "eliminated_round": 3, "why": "round 3: 80.0% below ext4"}]}
     view = _decide_view(dec)
-    assert view["lines"][0] == verdict_line(dec)
+    assert view["head"] == verdict_line(dec)      # the page opens with the decision
     assert "<svg" in view["chart"] and "eliminated r3" in view["chart"] and "P(best) 70.0%" in view["chart"]
     by = {r["candidate"]: r for r in view["table"]["rows"]}
     assert by["ext4:b"]["ratio to winner (95% CI)"] == "0.97× (0.900–1.040)" and by["ext4:b"]["P(best)"] == "29.0%"
     assert by["ext4:sync"]["status"] == "round 3: 80.0% below ext4"
-    assert view["tail"] == ["to apply it (a real device; fslab measured on loop images):",
-                            "  mkfs.ext4 /dev/DEVICE"]
+    assert view["commands"] == ["to apply it (a real device; fslab measured on loop images):",
+                                "mkfs.ext4 /dev/DEVICE"]

@@ -94,9 +94,11 @@ def _print_terminal(c, notes: list[str], verdict) -> None:
     for col in columns:
         table.add_column(escape(col), overflow="fold",
                          justify="right" if col in (la, lb, "p") else "left")
+    if verdict is not None:
+        table.add_column("gate", no_wrap=True)
     pair_notes: list[str] = []
     last = None
-    for cell in cells:
+    for index, cell in zip(shown.index, cells):
         row = [cell[col] for col in columns]
         if cell["workload"] == last:
             row[0] = ""
@@ -105,11 +107,13 @@ def _print_terminal(c, notes: list[str], verdict) -> None:
             if cell["note"] not in pair_notes:
                 pair_notes.append(cell["note"])
             row[-1] = f"~ ({pair_notes.index(cell['note']) + 1})"
+        if verdict is not None:
+            row.append(verdict.cell(index))
         table.add_row(*map(escape, row))
     console.print(table)
     for i, note in enumerate(pair_notes, 1):
         console.print(f"[dim]({i}) {escape(note)}[/dim]")
-    for note in cmp.footnotes(shown):
+    for note in cmp.footnotes(shown) + ([cmp.GATE_NOTE] if verdict is not None else []):
         console.print(f"[dim]{escape(note)}[/dim]")
     hidden = len(c.rows) - len(shown)
     if hidden:
@@ -128,6 +132,7 @@ def _print_json(c, verdict) -> None:
         slower = set(verdict.slower.index)
         rows.loc[rows["answer"], "gate"] = ["slower" if i in slower else "ok"
                                             for i in rows.index[rows["answer"]]]
+        rows["p_gate"] = [verdict.p_gate.get(i, math.nan) for i in rows.index]
     records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                for r in rows.to_dict("records")]
     print(orjson.dumps(records, option=orjson.OPT_SERIALIZE_NUMPY, default=str).decode())

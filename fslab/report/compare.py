@@ -226,10 +226,22 @@ class Gate:
     slower: pd.DataFrame         # the rows that fail it
     blind: int = 0               # answer metrics no test at these n could flag after Holm
     text: str = ""
+    # row index of each tested row -> its p after Holm over the gate's rows: the table marks
+    # them, so a raw "p=0.015, 1.32x slower" beside "passed" reads as what it is
+    p_gate: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
         return not self.slower.empty
+
+    def cell(self, index) -> str:
+        """The table's gate column: '' for a row the gate did not test, else its Holm p and
+        whether it failed the gate."""
+        if index not in self.p_gate:
+            return ""
+        p = self.p_gate[index]
+        holm_p = "Holm p<0.001" if p < 0.001 else f"Holm p={p:.3f}"
+        return f"FAILED ({holm_p})" if index in self.slower.index else f"tested ({holm_p})"
 
 
 def parse_threshold(text: str) -> float:
@@ -265,7 +277,8 @@ def gate(rows: pd.DataFrame, threshold_pct: float) -> Gate:
             f"{tested['smallest_p'].min():.2g} × {m} ≥ {ALPHA}): the gate could never fail. "
             f"Run at least {rounds_needed(m)} rounds (-n), or fewer workloads", code=INPUT)
     slower = tested[(tested["p_gate"] < ALPHA) & (tested["worse_pct"] > threshold_pct)]
-    g = Gate(threshold_pct, m, slower, blind=int((~reachable).sum()))
+    g = Gate(threshold_pct, m, slower, blind=int((~reachable).sum()),
+             p_gate=dict(zip(tested.index, map(float, tested["p_gate"]))))
     g.text = gate_text(g)
     return g
 
@@ -458,3 +471,8 @@ def footnotes(rows: pd.DataFrame) -> list[str]:
         f"a rate nor a time) B is than A, with the same interval; '~': p ≥ {ALPHA}, no "
         "significant difference (the change and its interval are still the best estimate).",
     ]
+
+
+GATE_NOTE = ("gate: the rows --fail-if-slower tested (each workload's answer metrics), with "
+             "their p after Holm's correction over all of them, which is what the gate "
+             "compares with α; the p column is each row's own test, before that correction.")

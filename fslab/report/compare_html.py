@@ -26,6 +26,7 @@ def render(c, notes: list[str], verdict, path: Path) -> None:
     from fslab.report import compare as cmp
     la, lb = c.a.label, c.b.label
     rows = c.rows.to_dict("records")
+    indices = list(c.rows.index)
     span = _span(rows)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>fslab compare "
              f"{escape(lb)} vs {escape(la)}</title><style>{STYLE}</style></head><body>",
@@ -45,17 +46,20 @@ def render(c, notes: list[str], verdict, path: Path) -> None:
                  "estimate, the bar its interval; red or green where the difference is "
                  "significant.</p>")
     header = ["workload", "metric", "", la, lb, "change [95% CI]", "", "p", "vs baseline"]
+    header += ["gate"] if verdict is not None else []
     body = []
-    for r in rows:
+    for index, r in zip(indices, rows):
         cells = cmp.table_cells(r, la, lb)
         body.append((r["answer"], [cells["workload"], cells["metric"], cells[""], cells[la],
                                    cells[lb], cells["change [95% CI]"], Markup(_dot(r, span)),
                                    cells["p"], cells["vs baseline"]
-                                   + (f" ({cells['note']})" if cells["note"] else "")]))
+                                   + (f" ({cells['note']})" if cells["note"] else "")]
+                     + ([verdict.cell(index)] if verdict is not None else [])))
     parts.append(_table(header, [cells for _, cells in body],
                         classes=["answer" if answer else "" for answer, _ in body],
                         numeric={3, 4, 7}, nowrap={5, 8}))
-    parts += [f"<p class='dim'>{escape(n)}</p>" for n in cmp.footnotes(c.rows)]
+    parts += [f"<p class='dim'>{escape(n)}</p>" for n in cmp.footnotes(c.rows)
+              + ([cmp.GATE_NOTE] if verdict is not None else [])]
     parts.append("</body></html>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(str(p) for p in parts))

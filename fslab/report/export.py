@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fslab.report.sharpness import sharpen
 from fslab.report.verdicts import LEGEND, ranking_line, tier_rows
 from fslab.results.load import Loaded
 from fslab.store.environment import RunEnvironment
@@ -96,7 +97,7 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
     out = []
-    for r in ([] if a.tiers.empty else a.tiers.to_dict("records")):
+    for r in ([] if a.tiers.empty else sharpen(a).to_dict("records")):
         mem = memory.get((r.get("suite"), r.get("case"), r.get("params"))) \
             if memory_applies(r["unit"]) else None
         out.append({"workload": workload_label({**r, "metric": "", "unit": ""}),
@@ -116,6 +117,8 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
                                "ratio_ci": [num(p["ratio_ci"][0]), num(p["ratio_ci"][1])],
                                "ratio_ci_level": num(p["ratio_ci_level"])} for p in r["pairs"]],
                     "test": r["test"], "n": int(r["n"]), "line": ranking_line(r),
+                    # the smallest difference its tests separate at 80% power (a fraction)
+                    "mde": num(r.get("mde")),
                     "note": r["why"] or None,
                     "memory_bound": ({"shares": mem, "why": memory_text(mem)} if mem else None),
                     "memory_checked": _checked((checks or {}).get(

@@ -8,11 +8,13 @@ import orjson
 import pandas as pd
 
 from fslab.analysis import Analysis
+from fslab.analysis.carryover import carryover, carryover_text
 from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
 from fslab.metrics.declared import DEVICE_SHARES
 from fslab.report.tables import workload_label
-from fslab.report.verdicts import LETTERS_NOTE, ranking_line
+from fslab.report.sharpness import SHARPNESS_NOTE, could_see, sharpen
+from fslab.report.verdicts import LETTERS_NOTE, ranking_line, says_why
 
 MEMORY_SHARE = 0.5   # below this share of fio's bytes on the device, a row is memory
 
@@ -52,7 +54,9 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
     """One entry per workload: the tier sentence of its main metric (and p99 latency)."""
     if a.tiers.empty or tuple(a.factor) != tuple(FS_FACTOR):
         return []
+    sharpen(a)
     mem = memory_bound(records) if records is not None else {}
+    answered: list[tuple] = []
     wkeys = [k for k in a.keys if k not in ("metric", "unit")]
     groups = [(dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,))), g)
               for wkey, g in a.tiers.groupby(wkeys, sort=True, dropna=False)]
@@ -67,6 +71,7 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         if not wanted:
             continue
         lines = [g[g["metric"] == m].iloc[0] for m in wanted]
+        answered += [tuple(r[k] for k in a.keys) for r in lines]
         memo = mem.get((ident.get("suite"), ident.get("case"), ident.get("params"))) \
             if any(memory_applies(r["unit"]) for r in lines) else None
         out.append({"workload": workload_label({**ident, "metric": "", "unit": ""}),
@@ -74,6 +79,10 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
                     "rankings": [r.to_dict() for r in lines],
                     "lines": [ranking_line(r) for r in lines],
                     "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
+    # the tests' assumption, checked on this run's own answer metrics
+    carried = carryover(a.data, a.keys, answered)
+    for e in out:
+        e["run_notes"] = [carryover_text(carried)] if carried.violated else []
     return out
 
 
@@ -111,7 +120,7 @@ def headline_text(entries: list[dict]) -> list[str]:
     counts: dict[str, int] = {}
     for e in entries:
         for t in e["rankings"]:
-            if t["why"]:
+            if t["why"] and says_why(t):
                 counts[t["why"]] = counts.get(t["why"], 0) + 1
     notes: list[str] = []
 
@@ -130,4 +139,10 @@ def headline_text(entries: list[dict]) -> list[str]:
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         lines.append(text)
-    return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)]
+    # notes of the whole run, not of a line: unnumbered, after the numbered ones
+    run_notes = list(dict.fromkeys(t for e in entries for t in e.get("run_notes") or []))
+    sharp = [f"{e['workload']} {could_see(e['rankings'][0].get('mde')).removeprefix('could see ')}"
+             for e in entries if e["rankings"] and could_see(e["rankings"][0].get("mde"))]
+    if sharp:       # every run says how sharp it was, separated or not
+        run_notes.append(f"{SHARPNESS_NOTE}. Here, of each workload's first metric: {'; '.join(sharp)}")
+    return lines + [f"[{i}] {why}" for i, why in enumerate(notes, 1)] + run_notes

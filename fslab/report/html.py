@@ -23,7 +23,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.metrics import label as metric_label
-from fslab.decide.decision import cells, narrative, stored_decisions, tail
+from fslab.decide.decision import cells, narrative, stored_decisions, tail, verdict_line
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
@@ -34,6 +34,7 @@ from fslab.store.environment import RunEnvironment
 from fslab.report.svgplot import dot_interval
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
 from fslab.report.headline import answer_metrics, headline, headline_text
+from fslab.report.sharpness import sharpen
 from fslab.report.verdicts import LEGEND, ranking_text
 from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import html_table
@@ -72,7 +73,8 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         factor=" + ".join(a.factor), levels=a.levels,
         answer=headline_text(entries), legend=LEGEND,
         decides=[_decide_view(d) for d in stored_decisions(loaded.runs)],
-        decisions=_sections(decision.figures(entries)), decision_caption=decision.CAPTION,
+        decisions=_sections(decision.figures(entries, _final_stage(loaded.runs))),
+        decision_caption=decision.CAPTION,
         measured_as=measured_as(loaded.environments, loaded.records),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
@@ -94,6 +96,14 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+
+
+def _final_stage(runs: list[dict]) -> set[str] | None:
+    """A staged decide's last-stage candidates: the decision figures show those alone (not
+    35 candidates of two stages, on different rounds, under one 'ratio to the best')."""
+    finals = {r["label"] for d in stored_decisions(runs) if len(d.get("stages") or []) > 1
+              for r in d["candidates"]}
+    return finals or None
 
 
 def _decide_view(dec: dict) -> dict:
@@ -124,8 +134,29 @@ def _decide_view(dec: dict) -> dict:
     chart = dot_interval(dots, f"{dec['metric']} ({arrow}): ratio to {winner}",
                          "ratio to the winner (×)", log=False, reference=1.0, width=760,
                          tick_format=lambda v: f"{v:g}×") if winner and len(dots) > 1 else ""
-    return {"run": dec["run"], "lines": [x.strip() for x in narrative(dec)], "chart": Markup(chart),
-            "table": _table(pd.DataFrame(rows)), "tail": tail(dec)}
+    head, commands, after = _decide_parts(dec)
+    return {"run": dec["run"], "head": head, "commands": commands, "lines": after,
+            "chart": Markup(chart), "table": _table(pd.DataFrame(rows))}
+
+
+def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
+    """The decision's own lines (decide's text builders), ordered for a reader: the
+    decision line, what to type (with its own heading line), then everything else, which
+    the page folds: each stage's line and why, the rounds it took, what was traded, what
+    did not race."""
+    decided = verdict_line(dec)
+    story = [x.strip() for x in narrative(dec) if x.strip() != decided.strip()]
+    rest, commands = [], []
+    lines = tail(dec)
+    i = 0
+    while i < len(lines):
+        if dec.get("commands") and lines[i].startswith("to apply it"):
+            commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec["commands"])]]
+            i += 1 + len(dec["commands"])
+            continue
+        rest.append(lines[i].strip())
+        i += 1
+    return decided, commands, story + rest
 
 
 def _table(df: pd.DataFrame) -> dict:
@@ -225,7 +256,7 @@ def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
     if a.tiers.empty:
         return {}
     return {(k if isinstance(k, tuple) else (k,)): g.to_dict("records")
-            for k, g in a.tiers.groupby(where, sort=True, dropna=False)}
+            for k, g in sharpen(a).groupby(where, sort=True, dropna=False)}
 
 
 def _main_metrics(a, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:

@@ -1,14 +1,14 @@
 """Display tables built from an Analysis: shared by the terminal, Markdown and HTML."""
 from __future__ import annotations
 
-
 import pandas as pd
 
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
 from fslab.metrics.format import human, spread
-from fslab.report.verdicts import ranking_text
+from fslab.report.sharpness import sharpen
+from fslab.report.verdicts import best_text, ranking_text, says_why
 from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
@@ -42,7 +42,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         s = s[~s["metric"].map(is_detail)]
         all_zero = s.groupby(a.keys, dropna=False)["max"].transform(lambda m: (m == 0).all())
         s = s[s["better"].notna() | ~all_zero]
-    tier = a.tiers.set_index(a.keys) if not a.tiers.empty else None
+    tier = sharpen(a).set_index(a.keys) if not a.tiers.empty else None
     rows = []
     show_host = "host" in a.keys and a.data["host"].nunique() > 1
     for key, g in s.groupby(a.keys, sort=True, dropna=False):
@@ -57,9 +57,10 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
             row.update(best="", verdict="not ranked", note="")
         elif tier is not None and key in tier.index:
             T = tier.loc[key]
-            row.update(best=" ≈ ".join(T["best"]),
-                       verdict="~" if T["one_tier"] else ranking_text(T),
-                       note=T["why"])
+            said = not says_why(T)      # '~ (could see ≥ 23%)' in place of its reason
+            row.update(best=best_text(T),
+                       verdict=(ranking_text(T) if said else "~") if T["one_tier"] else ranking_text(T),
+                       note="" if said else T["why"])
         else:
             row.update(best="", verdict="", note="one level only")
         row["direction"] = {"higher": "↑", "lower": "↓"}.get(better, "")

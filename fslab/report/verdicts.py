@@ -13,6 +13,9 @@ from fslab.analysis.names import ratio_text
 from fslab.metrics import label as metric_label
 from fslab.analysis.counts import DESIGN as POOLED
 from fslab.analysis.tiers import LETTERS, ONE
+from fslab.report.sharpness import could_see
+
+NO_DIFFERENCE = "no significant difference"
 
 LEGEND = ("≈ not told apart, ≫ each pair across it significantly apart (Holm), [a] [ab]: "
           "a shared letter = not told apart, (×) ratio to the best")
@@ -34,6 +37,8 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
             return f"({d['estimate']:.0%} vs {info[best]['estimate']:.0%})"
         return f"({ratio_text(d['ratio_to_best'])})"
     if t["display"] == ONE:
+        if not says_why(t):         # what the tests could have seen says more
+            return f"~ ({could_see(t['mde'])})"
         return f"~ {numbered_why}" if numbered_why else f"~ ({t['why']})"
     if t["display"] == LETTERS:
         words = []
@@ -49,13 +54,33 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
     return " ≫ ".join(parts)
 
 
+def says_why(t: dict) -> bool:
+    """A '~' says its reason, unless it is 'no significant difference' and the run's
+    sharpness says more ('~ (could see ≥ 23%)')."""
+    return not (t["display"] == ONE and t["why"] == NO_DIFFERENCE
+                and could_see(t.get("mde", float("nan"))))
+
+
+def best_text(t: dict) -> str:
+    """The best and the levels no test separates from it: "xfs ≈ ext4" only where no pair
+    among them is separated, else "xfs (ext4, btrfs not told apart from it)", since "≈"
+    must never join a pair whose own test separated it."""
+    best = list(t["best"])
+    if len(best) < 2:
+        return "".join(best)
+    apart = {frozenset((p["a"], p["b"])) for p in t.get("pairs", []) if p["significant"]}
+    if not any(frozenset((x, y)) in apart for i, x in enumerate(best) for y in best[i + 1:]):
+        return " ≈ ".join(best)
+    return f"{best[0]} ({', '.join(best[1:])} not told apart from it)"
+
+
 def ranking_line(t: dict, numbered_why: str | None = None) -> str:
     return f"{metric_label(t.get('metric', ''))}: {ranking_text(t, numbered_why)}"
 
 
 def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The ranking flat, one row per (group, level), best first: for CSV and other tables."""
-    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv,
+    rows = [{**{k: t[k] for k in keys}, "better": t["better"], "level": lv, "mde": t.get("mde"),
              "tier": d["tier"], "letters": d["letters"],
              "median": d["median"], "ratio_to_best": d["ratio_to_best"],
              "ratio_ci_lo": d["ratio_ci"][0], "ratio_ci_hi": d["ratio_ci"][1],

@@ -38,8 +38,15 @@ def _columns(g, params: str = "{}", suite: str | None = None) -> list[str]:
     return list(dict.fromkeys(answer + through + directional))[:MAX_METRICS]
 
 
+# Profiles too short for their numbers to mean anything (fslab/plan/profiles.py says so):
+# their tables, printed before the answer tests anything, say it beside the numbers, since a
+# smoke run's 2.4x between two filesystems reverses in the next one.
+NOT_MEANINGFUL = {"smoke": "smoke profile (1 s runs): not meaningful, a next run may reverse them"}
+
+
 def print_run_summary(store, run_id: str, console: Console) -> None:
     df = store.records(run_id)
+    caveat = NOT_MEANINGFUL.get(store.run(run_id).get("profile") or "")
     units = store.units(run_id)
     failed = [u for u in units if u["status"] == "failed"]
     if df.empty:
@@ -71,7 +78,11 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
             row.append(str(n))
             t.add_row(*row)
         console.print(t)
-    console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better.")
+        if caveat:      # under each table, not wrapped to its width as a caption would be
+            console.print(f"  numbers of a {caveat}", soft_wrap=True)
+    console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better."
+                  + (f" Numbers of a {caveat}; the answer below says what its tests"
+                     " could tell apart." if caveat else ""))
     for u in failed[:10]:
         console.print(f"[red]failed[/] {u['fs']}/{u['variant']} {u['suite']}:{u['case']} "
                       f"#{u['iteration']}: {u['message']}")

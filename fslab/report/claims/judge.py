@@ -131,6 +131,7 @@ def compare(c: Claim, where: str, a_name: str, a: pd.Series, b_name: str, b: pd.
            "p": math.nan, "ratio": math.nan, "ci": (math.nan, math.nan), "exact": False,
            "smallest_p": 1.0}
     claimed_lower = c.less
+    up = (out["med_b"] > out["med_a"]) - (out["med_b"] < out["med_a"])   # untested: the numbers
     if constant(a) and constant(b):
         out["exact"] = True
         ra = _ratio(out["med_a"], out["med_b"], claimed_lower)
@@ -147,8 +148,11 @@ def compare(c: Claim, where: str, a_name: str, a: pd.Series, b_name: str, b: pd.
             ratio = 1 / t["ratio"] if t["ratio"] else math.nan
             ci = (1 / hi if hi else math.nan, 1 / lo if lo else math.nan)
         out.update(p=t["p"], ratio=ratio, ci=ci, smallest_p=t["smallest_p"], test=t["test"])
-    out["as_claimed"] = (out["med_a"] < out["med_b"]) if claimed_lower else (out["med_a"] > out["med_b"])
-    out["opposite"] = (out["med_a"] > out["med_b"]) if claimed_lower else (out["med_a"] < out["med_b"])
+        # the direction is the test's own estimate (within rounds when blocked): medians
+        # across drifting rounds can point the other way than a significant test
+        up = t["direction"]
+    out["as_claimed"] = up > 0 if claimed_lower else up < 0
+    out["opposite"] = up < 0 if claimed_lower else up > 0
     return out
 
 

@@ -11,22 +11,24 @@ import numpy as np
 from scipy import stats
 
 from fslab.analysis.describe import median_ci_ranks
-from fslab.analysis.pairwise import compare_levels, holm
+from fslab.analysis.pairwise import compare_levels, effect_sign, holm
 from fslab.analysis.significance import ALPHA
 
 __all__ = ["ALPHA", "holm", "pair_test", "tost", "median_ci"]
 
 
 def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray, b_rounds: np.ndarray) -> dict:
-    """p of a vs b, the ratio of medians b/a and its 95% interval, from the answer's pair
-    test (fslab.analysis.pairwise: rounds pair the samples when both ran in the same ones).
+    """p of a vs b, the ratio b/a and its 95% interval, and `direction` (+1: b above a, -1:
+    below, 0: level) from the answer's pair test's own estimate (fslab.analysis.pairwise:
+    rounds pair the samples when both ran in the same ones), never from the medians.
     One call, so switching to the blocked within-round test is one line."""
     rows = compare_levels({"a": (np.asarray(a, float), np.asarray(a_rounds)),
                            "b": (np.asarray(b, float), np.asarray(b_rounds))},
                           "lower", pairable=True, seed_key=("claims",))
     r = rows[0]
     return {"p": r["p"], "ratio": r["ratio"], "ci": (r["ratio_ci_lo"], r["ratio_ci_hi"]),
-            "smallest_p": r["smallest_p"], "test": r["test"] or "Mann-Whitney U"}
+            "smallest_p": r["smallest_p"], "test": r["test"] or "Mann-Whitney U",
+            "direction": effect_sign(r)}
 
 
 def tost(d: np.ndarray, tolerance: float) -> tuple[float, tuple[float, float]]:

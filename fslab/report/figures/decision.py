@@ -23,11 +23,12 @@ WINNER, BEHIND = "#176b2c", "#5b6b7a"   # not told apart from the best / separat
 LOG_SPAN = 4.0    # ratios spanning more than this factor get a log axis
 
 
-def figures(entries: list[dict]) -> list[Section]:
-    """One section per answer line (workload): one chart per ranked metric it names."""
+def figures(entries: list[dict], only: set[str] | None = None) -> list[Section]:
+    """One section per answer line (workload): one chart per ranked metric it names; with
+    `only` (a decide's final-stage candidates), those levels alone, against their best."""
     out = []
     for e in entries:
-        charts = [chart(t) for t in e["rankings"]]
+        charts = [chart(restricted(t, only) if only else t) for t in e["rankings"]]
         charts = [c for c in charts if c]
         if not charts:
             continue
@@ -44,7 +45,9 @@ CAPTION = ("Each dot: a filesystem's ratio to the best (the first row) on that m
            "own level; none where the test has none). Green: not told apart from the best "
            "(Holm-corrected); grey: significantly behind. The note gives the group the "
            "tests made: tier N (a ≈ b ≫ c), letters (a shared letter = not told apart), "
-           "or ~ (no pair told apart).")
+           "or ~ (no pair told apart). For a staged fslab decide, the last stage's "
+           "candidates alone, against the best of them, each marked 'apart (Holm)' where "
+           "its pair's own corrected test separated it.")
 
 
 def chart(t: dict) -> str | None:
@@ -75,6 +78,35 @@ def chart(t: dict) -> str | None:
                         tick_format=_ratio_tick)
 
 
+def restricted(t: dict, only: set[str]) -> dict:
+    """The ranking of the levels in `only` alone (a decide's last stage: stage-1 candidates
+    beside stage-2 ones, on other rounds, made rows above 1x under 'ratio to the best'):
+    ratios to the best of them from their pairs' own tests, green or grey by that pair's
+    Holm-corrected test, and no group mark (the group's tiers or letters were made with
+    the other levels)."""
+    order = [lv for lv in (t.get("order") or list(t["levels_info"])) if lv in only]
+    if len(order) == len(t.get("order") or t["levels_info"]) or len(order) < 2:
+        return t
+    best = order[0]
+    pairs = {(p["a"], p["b"]): p for p in t.get("pairs") or []}
+    info = {}
+    for lv in order:
+        d = dict(t["levels_info"][lv])
+        p, flip = pairs.get((best, lv)), False
+        if p is None:
+            p, flip = pairs.get((lv, best)), True
+        if lv == best:
+            d.update(ratio_to_best=1.0, ratio_ci=[math.nan, math.nan], separated_from_best=False)
+        elif p is not None:
+            r, (lo, hi) = p["ratio"], p["ratio_ci"]
+            if flip:
+                r, lo, hi = 1 / r, 1 / hi, 1 / lo
+            d.update(ratio_to_best=r, ratio_ci=[lo, hi], ratio_ci_level=p.get("ratio_ci_level"),
+                     separated_from_best=bool(p["significant"]))
+        info[lv] = d
+    return {**t, "order": order, "levels_info": info, "display": ""}
+
+
 def note(is_best: bool, d: dict, t: dict) -> str:
     """'best  tier 1', '0.047× (0.041–0.052)  tier 2', '1.4× (1.1–1.8, 96.8%)  [b]'."""
     group = group_text(t, d)
@@ -100,7 +132,7 @@ def group_text(t: dict, d: dict) -> str:
         return f"[{d['letters']}]"
     if t["display"] == ONE:
         return "~"
-    return ""
+    return "apart (Holm)" if d.get("separated_from_best") else ""
 
 
 def _ratio_tick(v: float) -> str:
