@@ -109,7 +109,8 @@ def _ensure_fuse_daemon() -> bool:
     pidfile = state.state_dir() / "zfs-fuse.pid"
     pidfile.unlink(missing_ok=True)
     # --no-kstat-mount: do not leave a /zfs-kstat mount behind
-    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"])
+    # untagged: shared by every run, it is not a child cleanup should stop with its starter
+    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"], env=state.untagged_env())
     for _ in range(100):
         if pidfile.exists() and pidfile.read_text().strip():
             pid = int(pidfile.read_text().strip())
