@@ -76,8 +76,20 @@ def test_every_input_mistake_exits_2(tmp_path):
         "import of nothing": ["import", str(tmp_path / "missing"), "-r", results],
         "unwritable report": ["report", run_id, "-r", results, "--markdown", "/proc/no/r.md"],
         "unknown profile": ["run", "--profile", "fast", "--dry-run"],
+        "a file as the results directory": ["list", "--results", "/proc/version"],
     }
     for what, args in mistakes.items():
         code, why = _cli(*args)
         assert code == 2, f"{what}: exit {code}: {why}"
         assert "Traceback" not in why and why.strip(), what
+
+
+def test_a_refused_run_leaves_no_store(empty_dir):
+    """Refused after its flags were read (job files run on this host only), before a run
+    row: no fslab.sqlite, no results directory."""
+    job = empty_dir / "j.fio"
+    job.write_text("[j]\nrw=read\nsize=1m\n")
+    code, why = _cli("run", "--fs", "ext4", "--job", str(job), "--target", "guest",
+                     "--profile", "smoke", "-r", str(empty_dir / "res"))
+    assert code != 0 and "job files" in why, why
+    assert sorted(p.name for p in empty_dir.iterdir()) == ["j.fio"]

@@ -9,6 +9,7 @@ import orjson
 import typer
 from rich.table import Table
 
+from fslab.errors import FslabError
 from fslab.commands._common import JsonOpt, ResultsOpt, console, results_dir
 from fslab.store import open_store
 from fslab.store.db import Store
@@ -21,6 +22,8 @@ def register(app: typer.Typer) -> None:
 def list_runs(results: Optional[Path] = ResultsOpt, json: bool = JsonOpt) -> None:
     """List the runs in the results store."""
     root = results_dir(results)
+    if root.exists() and not root.is_dir():   # a mistyped path, not an empty results directory
+        raise FslabError(f"--results {root} is not a directory", code=2)
     if not (root / "fslab.sqlite").is_file():   # listing creates nothing
         print("[]") if json else console.print(f"no runs: no results store in {root}",
                                                 markup=False, highlight=False)

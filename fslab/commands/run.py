@@ -1,8 +1,9 @@
 """`fslab run`: provision, measure, store; then print the per-workload summary and verdicts."""
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import typer
 
@@ -10,7 +11,7 @@ from fslab import plan as plans
 from fslab.run.flags import from_flags
 from fslab.commands._common import ResultsOpt, console, existing_store, input_errors, results_dir
 from fslab.errors import FslabError
-from fslab.store import open_store
+from fslab.store import Store, open_store
 
 # fslab modules are imported inside the commands: cli imports every command module at
 # start-up, so what a command runs loads only when it runs (`fslab --help` stays fast)
@@ -116,12 +117,32 @@ def run(
     if dry_run:
         _dry_run(the_plan, results, target, as_json, schedule)
         return
-    if not resume:
-        store = open_store(results_dir(results))
+    executor = _executor(the_plan, target, hosts, device, destroy_data, mountpoint, workdir)
     from fslab.run.session import RunSession
-    RunSession(the_plan, store, console, resume=resume, schedule=schedule).run(
-        _executor(the_plan, target, hosts, device, destroy_data, mountpoint, workdir),
-        summary=summary)
+    with nullcontext(store) if resume else _store_for_a_new_run(results_dir(results)) as store:
+        RunSession(the_plan, store, console, resume=resume, schedule=schedule).run(
+            executor, summary=summary)
+
+
+@contextmanager
+def _store_for_a_new_run(root: Path) -> Iterator[Store]:
+    """The results store a new run writes to. A run refused before its run row (an option
+    its filesystem rejects, a target it cannot use) leaves no store it created: a refused
+    run writes nothing."""
+    made_dir = not root.exists()
+    made_db = not (root / "fslab.sqlite").exists()
+    store = open_store(root)
+    try:
+        yield store
+    except BaseException:
+        if made_db and not store.runs():
+            store.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                (root / f"fslab.sqlite{suffix}").unlink(missing_ok=True)
+            if made_dir:
+                with suppress(OSError):
+                    root.rmdir()
+        raise
 
 
 def _executor(the_plan, target: str, hosts, device, destroy_data, mountpoint, workdir):

@@ -9,9 +9,14 @@ written host-wide (`started_mark()`): when the run that started it ends while an
 run still has a pool, the daemon stays, and the last fslab run to end stops it.
 Starting and stopping hold a host-wide lock (`_daemon_lock`): two runs that found no
 daemon at the same moment each started one, and the one without the mark outlived both.
+Every fslab process that uses the daemon holds a shared lock on a host-wide users file
+from its first ensure_fuse_daemon() to its end (the kernel drops it when the process
+dies): the daemon is stopped only when no other process holds it. "No pool in use" alone
+let one run stop the daemon another had just started and not yet made its pool on.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 from contextlib import contextmanager
@@ -35,6 +40,43 @@ def _daemon_lock() -> Iterator[None]:
     the daemon; a failed step when another holds it past LOCK_WAIT_S."""
     with exclusive(started_mark().with_suffix(".lock"), LOCK_WAIT_S, "zfs-fuse daemon"):
         yield
+
+
+_users_file = None   # this process's open users file, holding its shared lock
+
+
+def users_path() -> Path:
+    return started_mark().with_suffix(".users")
+
+
+def use_daemon() -> None:
+    """Count this process among the daemon's users (until it ends or stops using it).
+    Called under _daemon_lock, where nobody holds the exclusive lock."""
+    global _users_file
+    if _users_file is None:
+        _users_file = open(users_path(), "a+")
+    try:
+        fcntl.flock(_users_file, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:   # cannot happen under _daemon_lock; never block on it
+        pass
+
+
+def _stop_using_daemon() -> None:
+    global _users_file
+    if _users_file is not None:
+        _users_file.close()    # drops the lock
+        _users_file = None
+
+
+def other_users() -> bool:
+    """Does another fslab process use the daemon now? (Call after _stop_using_daemon.)"""
+    with open(users_path(), "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
 
 
 def fuse_daemon_pids() -> list[int]:
@@ -97,6 +139,7 @@ def ensure_fuse_daemon() -> bool:
     """Start zfs-fuse if it is not running (or restart it if fslab's own hung).
     True if this call started it."""
     with _daemon_lock():
+        use_daemon()
         return _ensure_fuse_daemon()
 
 
@@ -109,7 +152,8 @@ def _ensure_fuse_daemon() -> bool:
     pidfile = state.state_dir() / "zfs-fuse.pid"
     pidfile.unlink(missing_ok=True)
     # --no-kstat-mount: do not leave a /zfs-kstat mount behind
-    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"])
+    # untagged: shared by every run, it is not a child cleanup should stop with its starter
+    run(["zfs-fuse", "--pidfile", str(pidfile), "--no-kstat-mount"], env=state.untagged_env())
     for _ in range(100):
         if pidfile.exists() and pidfile.read_text().strip():
             pid = int(pidfile.read_text().strip())
@@ -158,8 +202,16 @@ def pools_in_use() -> list[str]:
 
 
 def stop_fuse_daemon_if_ours() -> None:
-    """Stop zfs-fuse when an fslab run (this one or another) started it and no pool is
-    left in use; a daemon the user started is never stopped."""
+    """Stop zfs-fuse when an fslab run (this one or another) started it, no other fslab
+    process uses it and no pool is left in use; a daemon the user started is never stopped."""
+    with _daemon_lock():
+        _stop_using_daemon()
+        if other_users():
+            return    # another run needs it: the last one to end stops it
+        _stop_fuse_daemon_if_ours()
+
+
+def _stop_fuse_daemon_if_ours() -> None:
     mine = [e for e in state.entries() if e["kind"] == "daemon" and e["id"] == "zfs-fuse"]
     live = fuse_daemon_pid()
     if not mine and not (live and _started_by_fslab(live)):
@@ -174,4 +226,5 @@ def stop_fuse_daemon_if_ours() -> None:
     started_mark().unlink(missing_ok=True)
 
 
-BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()]
+BUSY_CHECKS["zpool"] = lambda: [f"pool {p}" for p in pools_in_use()] + (
+    ["another running fslab process"] if other_users() else [])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fslab.fio.parse import FioParseError, JobResult, job_measurements, load_fio_output
+from fslab.fio.joberror import describe as describe_job_error
 from fslab.records import Measurement
 from fslab.remote.hosts import HostSpec
 from fslab.system.proc import kill_group
@@ -121,12 +122,13 @@ def split_by_host(hosts: list[Endpoint], output: Path, log: Path, code: int) -> 
                 if len(jobs) > 1:       # several jobs on one host: tell them apart
                     m.params = {**m.params, "job": job.job_name}
             outcome.measurements += job.measurements
-        errors = [j.error for j in jobs if j.error]
+        errors = [j for j in jobs if j.error]
         if not jobs:
             outcome.error = f"no results from {h.name} ({h.client}): " + \
                 (_said(text, h.labels[0]) or _said(text) or f"fio exit {code}")
         elif errors:
-            outcome.error = f"fio job error {errors[0]} on {h.name}: {_said(text, h.labels[0])}"
+            said = _said(text, h.labels[0])
+            outcome.error = f"fio on {h.name}: {describe_job_error(errors[0])}" + (f": {said}" if said else "")
         per_host[h.name] = outcome
     return ClientRun(per_host, aggregate, code)
 

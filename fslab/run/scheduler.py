@@ -29,6 +29,7 @@ from fslab.workloads.base import UnitContext, UnitFailed
 from fslab.system import teardown
 from fslab.system.settle import QUIET_KIB, settle
 from fslab.run.adaptive import CAVEAT, AdaptiveRounds
+from fslab.run.giveup import IdenticalFailures
 
 
 def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Callable,
@@ -62,18 +63,29 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
         with Progress(*columns, console=console, transient=False, disable=not live) as bar:
             task = bar.add_task("starting", total=len(todo))
             count = 0
+            # a race eliminates a failing candidate itself; a run gives up on a case that
+            # failed identically everywhere in round 1
+            identical = IdenticalFailures.of(todo) if rounds_policy is None else None
 
             def run_all(batch: list[Unit]) -> None:
                 nonlocal count
                 for unit in batch:
                     count += 1
                     bar.update(task, description=unit.key.label())
+                    if identical and (why := identical.skips(unit)):
+                        store.finish_unit(run_id, unit.key, [], "failed", why, time.time(), None)
+                        out.failed += 1
+                        bar.advance(task)
+                        continue
                     t0 = time.monotonic()
-                    ok = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
-                                   mountpoint_dir, seen_variants)
+                    failure = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
+                                        mountpoint_dir, seen_variants)
+                    ok = failure is None
                     out.done += ok
                     out.failed += not ok
                     bar.advance(task)
+                    if identical and (line := identical.record(unit, failure)):
+                        console.print(f"[yellow]note:[/] {line}")
                     if not live:
                         console.print(f"[{count}/{int(bar.tasks[0].total)}] {unit.key.label()}: "
                                       f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
@@ -115,7 +127,8 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
 
 
 def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, workdir: Path,
-              console: Console, mountpoint_dir: Path | None, seen_variants: set[str]) -> bool:
+              console: Console, mountpoint_dir: Path | None, seen_variants: set[str]) -> str | None:
+    """Run one unit and commit it; None when it is done, else why it failed."""
     rel = f"runs/{run_id}/{unit.key.slug()}"
     adir = store.root / rel
     if adir.exists():   # leftovers of an interrupted attempt: redo from scratch
@@ -162,4 +175,4 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
         m.artifact = m.artifact or rel
         records.append(stamp(unit.key, run_id, m))
     store.finish_unit(run_id, unit.key, records, status, message, started, rel)
-    return status == "done"
+    return None if status == "done" else message

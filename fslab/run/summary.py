@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fslab import metrics
@@ -83,7 +84,28 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better."
                   + (f" Numbers of a {caveat}; the answer below says what its tests"
                      " could tell apart." if caveat else ""))
-    for u in failed[:10]:
-        console.print(f"[red]failed[/] {u['fs']}/{u['variant']} {u['suite']}:{u['case']} "
-                      f"#{u['iteration']}: {u['message']}")
+    for line in failure_lines(failed)[:10]:
+        console.print(f"[red]failed[/] {escape(line)}", highlight=False)
     console.print(f"raw files (fio job files, JSON, logs): {store.run_dir(run_id)}")
+
+
+def failure_lines(failed: list[dict]) -> list[str]:
+    """One line per distinct failure: units of a case that failed the same way (or were
+    not run for it: fslab/run/giveup.py) are one line naming their filesystems and count."""
+    from fslab.run.giveup import NOT_RUN
+    groups: dict[tuple, list[dict]] = {}
+    for u in failed:
+        message = (u["message"] or "").removeprefix(NOT_RUN)
+        label = f"{u['fs']}/{u['variant']}"
+        key = (u["suite"], u["case"], message.replace(f"{u['fs']}-{u['variant']}", "<fs>")
+               .replace(label, "<fs>"))
+        groups.setdefault(key, []).append({**u, "message": message})
+    lines = []
+    for (suite, case, _), us in groups.items():
+        u = us[0]
+        if len(us) == 1:
+            lines.append(f"{u['fs']}/{u['variant']} {suite}:{case} #{u['iteration']}: {u['message']}")
+            continue
+        where = ", ".join(sorted({f"{x['fs']}/{x['variant']}" for x in us}))
+        lines.append(f"{suite}:{case} on {where} ({len(us)} units): {u['message']}")
+    return lines

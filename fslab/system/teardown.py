@@ -89,11 +89,25 @@ def _loop(e: dict) -> None:
     detach_loop(e["id"], e.get("image"))
 
 
+def loops_backed_by(image: str) -> list[str]:
+    """The loop devices over `image`, also when it was deleted after they attached (which
+    `losetup -j` misses: it looks the file up)."""
+    want = os.path.realpath(image)
+    devs = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            path = backing.read_text().strip().removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if os.path.realpath(path) == want:
+            devs.append(f"/dev/{backing.parent.parent.name}")
+    return devs
+
+
 @state.handler("loopimage")
 def _loop_image(e: dict) -> None:
     """Loop devices over an image whose attach was cut short (see targets/loop.attach)."""
-    r = run(["losetup", "--noheadings", "-O", "NAME", "-j", e["id"]], check=False, timeout=30)
-    for dev in r.stdout.split():
+    for dev in loops_backed_by(e["id"]):
         detach_loop(dev, e["id"])
 
 
@@ -112,6 +126,9 @@ def _daemon(e: dict) -> None:
 
 @state.handler("file")
 def _file(e: dict) -> None:
+    # an image whose loop device no entry names (its fslab died before noting it)
+    for dev in loops_backed_by(e["id"]):
+        detach_loop(dev, e["id"])
     Path(e["id"]).unlink(missing_ok=True)
 
 
@@ -132,8 +149,13 @@ def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[l
     """
     _import_handlers()
     done, failed = [], []
+    if owner is None:
+        stopped, stuck = stop_orphans()
+        done += [f"process {pid} (left by fslab {owner_pid})" for pid, owner_pid in stopped]
+        failed += [f"process {pid} (left by fslab {owner_pid}): cannot be killed (stuck in the kernel?)"
+                   for pid, owner_pid in stuck]
     for e in sorted(state.entries(), key=lambda e: state.PRIORITY.get(e["kind"], 99)):
-        if only_dead_owners and _alive(e.get("pid")):
+        if only_dead_owners and _alive(e.get("pid"), e.get("started")):
             continue
         if owner is not None and (e.get("pid") != owner or e["kind"] == "daemon"):
             continue   # daemons are shared: their owner stops them when nobody needs them
@@ -162,13 +184,41 @@ def _import_handlers() -> None:
         except ImportError:
             pass
 
-def _alive(pid: int | None) -> bool:
+def _alive(pid: int | None, started: int | None = None) -> bool:
     if not pid or pid == os.getpid():
         return pid == os.getpid()
+    return state.owner_alive(pid, started)
+
+
+def live_owners() -> dict[int, int]:
+    """pid -> how many listed resources belong to fslab processes still running."""
+    owners: dict[int, int] = {}
+    for e in state.entries():
+        if _alive(e.get("pid"), e.get("started")):
+            owners[e["pid"]] = owners.get(e["pid"], 0) + 1
+    return owners
+
+
+def stop_orphans(grace: float = 10) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """SIGKILL what dead fslab processes started and left running (a losetup, mkfs or fio
+    that outlived a kill -9) and wait for them to exit: before the list is torn down, so
+    none of them attaches or mounts afterwards what no list knows. (stopped, stuck)."""
+    found = state.orphans()
+    for pid, _ in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_exists(pid) for pid, _ in found):
+        time.sleep(0.05)
+    stuck = [f for f in found if _exists(f[0])]
+    return [f for f in found if f not in stuck], stuck
+
+
+def _exists(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
+        # a zombie has exited: it holds nothing any more
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
         return False
-    except PermissionError:
-        return True

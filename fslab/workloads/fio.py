@@ -53,6 +53,7 @@ from fslab.system.proc import kill_group, run
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.fio.joberror import describe as describe_job_error
 from fslab.fio.parse import FioParseError, declared_io, job_measurements, load_fio_output
 
 # Study S2: ioengine=sync, size=1G, runtime=60s, time_based; five jobs.
@@ -256,10 +257,10 @@ class FioSuite(Suite):
                             "(its latencies are)")
                 m.params = case.job_params(m.params, job, name, len(jobs))
             ms += job.measurements
-        errors = [j.error for j in jobs if j.error]
-        if p.returncode != 0 or errors:
-            raise UnitFailed(f"fio exit {p.returncode}, job error {errors[0] if errors else 0}: "
-                             f"{log_tail}", ms)
+        failed = [j for j in jobs if j.error]
+        if p.returncode != 0 or failed:
+            why = describe_job_error(failed[0]) if failed else "no job reported an error"
+            raise UnitFailed(f"fio exit {p.returncode}, {why}" + (f": {log_tail}" if log_tail else ""), ms)
         return ms
 
 
