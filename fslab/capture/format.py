@@ -35,7 +35,7 @@ VERSION = 1
 # operation -> its argument kinds: h handle, p path, o offset (int or None), n int,
 # s a symbolic word (flags), t a thread number, x a literal string (a symlink's target)
 SIGNATURES: dict[str, str] = {
-    "open": "hpsn", "close": "h", "read": "hon", "write": "hon",
+    "open": "hpsn", "close": "h", "read": "hon", "write": "hon", "seek": "hns",
     "fsync": "h", "fdatasync": "h", "sync_file_range": "hnn", "ftruncate": "hn",
     "truncate": "pn", "fallocate": "hnnn", "copy": "hohon",
     "rename": "pp", "unlink": "p", "rmdir": "p", "mkdir": "pn", "link": "pp",

@@ -212,6 +212,11 @@ class Interpreter:
     def _statx(self, c, proc, a):
         self._newfstatat(c, proc, [a[0], a[1], a[4] if len(a) > 4 else "", a[2]])
 
+    def _lseek(self, c, proc, a):
+        h = self.handle(proc, a[0])
+        if h is not None:
+            self.emit(c, proc, "seek", h, _int(a[1]), a[2])
+
     def _sync_file_range(self, c, proc, a):
         h = self.handle(proc, a[0])
         if h is not None:

@@ -69,10 +69,13 @@ def capture(command: list[str], directory: Path, timeout: float) -> Captured:
                              f"{shlex.join(command)}: {tail}".rstrip(": "))
         with open(trace, errors="replace") as f:
             calls, skipped = parse_lines(f)
+    after = snapshot(directory)
     interp = Interpreter(str(directory), before)
     for c in calls:
         interp.feed(c)
-    meta = {"command": command, "strace": _strace_version(), "calls": len(calls)}
+    # the fidelity check compares the replay's creations and removals with these
+    meta = {"command": command, "strace": _strace_version(), "calls": len(calls),
+            "created": len(set(after) - set(before)), "removed": len(set(before) - set(after))}
     replay = interp.replay(meta)
     replay.meta["duration"] = replay.duration
     if not replay.ops:

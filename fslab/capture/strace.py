@@ -15,7 +15,7 @@ _ERR = re.compile(r"^-1 ([A-Z0-9_]+)\b")
 
 # the calls a capture traces (strace's -e trace=): files, fds, and the process tree
 TRACED = (
-    "open,openat,openat2,creat,close,read,pread64,readv,preadv,preadv2,write,pwrite64,writev,"
+    "open,openat,openat2,creat,close,lseek,read,pread64,readv,preadv,preadv2,write,pwrite64,writev,"
     "pwritev,pwritev2,fsync,fdatasync,sync_file_range,ftruncate,truncate,fallocate,"
     "copy_file_range,sendfile,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,rmdir,"
     "link,linkat,symlink,symlinkat,stat,lstat,newfstatat,fstat,statx,access,faccessat,"
