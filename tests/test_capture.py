@@ -106,6 +106,7 @@ def test_the_format_round_trips():
 
 def test_paths_with_spaces_and_failures_round_trip():
     r = fmt.Replay(ops=[fmt.Op(0.5, 1, "open", (1, "a b/c, d", "O_RDONLY", 0), "ENOENT"),
+                        fmt.Op(0.55, 1, "unlink", ("!EPERM",)),
                         fmt.Op(0.6, 2, "symlink", ("../x y", "l n"))],
                    init=[InitEntry("file", "a b/c", 5), InitEntry("symlink", "s", target="t")])
     assert fmt.parse(r.text()).ops == r.ops

@@ -119,3 +119,13 @@ def test_run_refuses_bad_replay_input_in_one_line(tmp_path):
     p = _fslab("run", "--replay", str(back), "--fs", "ext4", "--dry-run")
     assert p.returncode == 0, p.stderr
     assert "replay" in p.stdout
+
+
+def test_compressible_data_has_the_share_of_zeros_asked():
+    import zlib
+    from fslab.workloads.support.replayer import Payload
+    random_data = bytes(Payload(1, 1 << 16).buf)
+    half = bytes(Payload(1, 1 << 16, 0.5).buf)
+    assert len(zlib.compress(random_data)) > 0.99 * len(random_data)
+    assert half[2048:4096] == bytes(2048) and half[:2048] != bytes(2048)
+    assert len(zlib.compress(half)) < 0.55 * len(half)

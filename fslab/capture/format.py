@@ -128,6 +128,10 @@ class Replay:
         path.write_text(self.text())
 
 
+class _Quoted(str):
+    """A field that was a JSON string (a path): never an `!ERRNO`."""
+
+
 def _fields(rest: str) -> list[str]:
     """Space-separated fields, a JSON string (which may hold spaces) kept whole."""
     out, i = [], 0
@@ -137,7 +141,7 @@ def _fields(rest: str) -> list[str]:
             i += 1
         elif rest[i] == '"':
             s, end = dec.raw_decode(rest, i)
-            out.append(s)
+            out.append(_Quoted(s))
             i = end
         else:
             end = rest.find(" ", i)
@@ -202,7 +206,7 @@ def parse(text: str, name: str = "replay file") -> Replay:
 def _op(line: str) -> Op:
     t, thread, kind, *rest = _fields(line)
     errno = None
-    if rest and isinstance(rest[-1], str) and rest[-1].startswith("!"):
+    if rest and not isinstance(rest[-1], _Quoted) and rest[-1].startswith("!"):
         errno = rest.pop()[1:]
     sig = SIGNATURES[kind]
     if len(rest) != len(sig):

@@ -58,7 +58,7 @@ class ReplaySuite(Suite):
     description = "a command's captured file I/O (fslab capture) replayed on each filesystem"
 
     def cases(self, spec: SuiteSpec, profile: Profile) -> list[Case]:
-        o, _ = self.options(spec, {"file", "pace", "seed"})
+        o, _ = self.options(spec, {"file", "pace", "seed", "compressible"})
         if not o.get("file"):
             raise FslabError("[[suite]] kind='replay' needs file = \"W.replay\" "
                              "(fslab capture --out W.replay -- COMMAND...)")
@@ -67,13 +67,19 @@ class ReplaySuite(Suite):
         if not r.ops:
             raise FslabError(f"{path}: no operations to replay")
         pace = bool(o.get("pace", False))
+        zeros = o.get("compressible", 0.0)
+        if not isinstance(zeros, (int, float)) or not 0 <= zeros < 1:
+            raise FslabError(f"[[suite]] kind='replay' compressible = {zeros!r}: the share of "
+                             "each 4 KiB block written as zeros, from 0 (random, the default) "
+                             "to below 1")
         if pace:
             check_pace(r, path)
         reads, writes = r.data_bytes()
         initial = sum(e.size for e in r.init)
         return [Case(Path(path).stem, {"replay": Path(path).name, "pace": pace,
                                        "operations": len(r.ops)},
-                     config={"file": path, "pace": pace, "seed": int(o.get("seed", 0))},
+                     config={"file": path, "pace": pace, "seed": int(o.get("seed", 0)),
+                             "zeros": float(zeros)},
                      image_bytes=max(MIN_IMAGE, 2 * (initial + writes) + (64 << 20)))]
 
     def cache_policy(self, page_cache: str) -> CacheUse:
@@ -90,6 +96,8 @@ class ReplaySuite(Suite):
     def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         ctx.note_cache_policy(self)
         cfg = case.config
+        ctx.note_workload(data="random (incompressible)" if not cfg["zeros"] else
+                          f"random with {cfg['zeros']:.0%} of each 4 KiB block zeros")
         r = replay_of(cfg["file"])
         seed = ctx.seed("replay", cfg["seed"])
         _, writes = r.data_bytes()
@@ -99,14 +107,15 @@ class ReplaySuite(Suite):
         with self.mounted(ctx, case) as (path, inst):
             root = Path(path) / "replay"
             root.mkdir()
-            make_initial_state(root, r.init, seed)
+            make_initial_state(root, r.init, seed, cfg["zeros"])
             run(["sync", "-f", str(root)])
             if inst is not None:
                 inst.cold_cache()
             before = snapshot_paths(root)
             acct = DeviceAccount(inst.devices) if inst is not None else None
             p = run([sys.executable, "-m", "fslab.workloads.support.replayer", cfg["file"],
-                     str(root), str(seed), "1" if cfg["pace"] else "0", str(out_file)],
+                     str(root), str(seed), "1" if cfg["pace"] else "0", str(cfg["zeros"]),
+                     str(out_file)],
                     check=False, timeout=deadline)
             if p.returncode != 0:
                 raise UnitFailed(f"the replayer failed (exit {p.returncode}): "

@@ -65,9 +65,9 @@ def _short(op: Op) -> str:
     return " ".join(str(a) for a in op.args)[:60]
 
 
-def make_initial_state(root: Path, init: list[InitEntry], seed: int) -> None:
+def make_initial_state(root: Path, init: list[InitEntry], seed: int, zeros: float = 0.0) -> None:
     """The files the command found, with their sizes (random content), dirs and symlinks."""
-    data = Payload(seed, 1 << 20)
+    data = Payload(seed, 1 << 20, zeros)
     for e in init:
         p = root / e.path
         if e.kind == "dir":
@@ -86,12 +86,17 @@ def make_initial_state(root: Path, init: list[InitEntry], seed: int) -> None:
 
 
 class Payload:
-    """A page-aligned seeded random buffer (aligned: O_DIRECT writes accept it)."""
+    """A page-aligned seeded random buffer (aligned: O_DIRECT writes accept it); with
+    `zeros` > 0, that share of every 4 KiB block is zeros (compressible by about 1/(1-zeros))."""
 
-    def __init__(self, seed: int, size: int):
+    def __init__(self, seed: int, size: int, zeros: float = 0.0):
         size = max(4096, -(-size // 4096) * 4096)
         self.buf = mmap.mmap(-1, size)
         self.buf.write(random.Random(seed).randbytes(size))
+        keep = 4096 - int(4096 * zeros)
+        if keep < 4096:
+            for block in range(0, size, 4096):
+                self.buf[block + keep:block + 4096] = bytes(4096 - keep)
         self.view = memoryview(self.buf)
 
 
@@ -100,10 +105,13 @@ def _flags(text: str) -> int:
 
 
 class Replayer:
-    def __init__(self, replay: Replay, root: Path, seed: int, pace: bool = False):
+    def __init__(self, replay: Replay, root: Path, seed: int, pace: bool = False,
+                 zeros: float = 0.0):
         self.replay, self.root, self.pace = replay, root, pace
         biggest = max((o.size for o in replay.ops), default=0)
-        self.data = Payload(seed, min(max(biggest, 4096), 64 << 20))
+        self.data = Payload(seed, min(max(biggest, 4096), 64 << 20), zeros)
+        # reads land here, never in the data written (threads share it: contents unused)
+        self.sink = memoryview(mmap.mmap(-1, len(self.data.buf)))
         self.handles: dict[int, int] = {}
         self.opened = threading.Condition()
         self.by_thread: dict[int, list[tuple[int, Op]]] = {}
@@ -238,13 +246,13 @@ class Replayer:
             fd, off, n = self._fd(a[0]), a[1], a[2]
             done = 0
             while done < n:
-                chunk = self.data.view[:min(n - done, len(self.data.buf))]
+                chunk = self.sink[:min(n - done, len(self.sink))]
                 r = os.readv(fd, [chunk]) if off is None else os.preadv(fd, [chunk], off + done)
                 if r == 0:
                     break
                 done += r
             if n == 0:   # a read that met the end when captured: the same call, 4 KiB asked
-                off_arg = [self.data.view[:4096]]
+                off_arg = [self.sink[:4096]]
                 done = os.readv(fd, off_arg) if off is None else os.preadv(fd, off_arg, off)
             return done
         if k == "open":
@@ -386,11 +394,12 @@ def outcome_from_json(data: bytes, replay: Replay) -> Outcome:
 
 
 def main(argv: list[str]) -> None:
-    """python -m fslab.workloads.support.replayer REPLAY ROOT SEED PACE(0|1) OUT: the replay
-    in a process of its own, so that the unit's deadline can kill it whole."""
+    """python -m fslab.workloads.support.replayer REPLAY ROOT SEED PACE(0|1) ZEROS OUT: the
+    replay in a process of its own, so that the unit's deadline can kill it whole."""
     from fslab.capture.format import load
-    replay_file, root, seed, pace, out = argv
-    result = Replayer(load(Path(replay_file)), Path(root), int(seed), pace == "1").run()
+    replay_file, root, seed, pace, zeros, out = argv
+    result = Replayer(load(Path(replay_file)), Path(root), int(seed), pace == "1",
+                      float(zeros)).run()
     Path(out).write_bytes(outcome_json(result))
 
 
