@@ -54,7 +54,7 @@ def test_three_captured_programs_replay_faithfully_on_ext4_and_xfs(state_dir, re
     fid = json.loads((results / art).read_text())
     assert fid["differences"] == [] and fid["issued"]["open"] > 0
     assert "replay_time" in p.stdout or "replay time" in p.stdout
-    assert leftovers() == []
+    assert leftovers(str(tmp_path)) == []
 
 
 def test_a_filesystem_that_refuses_an_operation_is_a_finding(state_dir, results, tmp_path):
