@@ -75,3 +75,18 @@ def test_a_filesystem_that_refuses_an_operation_is_a_finding(state_dir, results,
     db = sqlite3.connect(results / "fslab.sqlite")
     (n,) = db.execute("SELECT value FROM records WHERE metric='fidelity_differences'").fetchone()
     assert n == 1
+
+
+def test_decide_races_options_on_a_captured_workload(state_dir, results, tmp_path):
+    replay = capture("sqlite", tmp_path)
+    p = run_fslab("decide", "--replay", str(replay), "--fs", "ext4,ext4:nb[-o nobarrier]",
+                  "--allow", "trade", "--profile", "smoke", "--max-rounds", "4", "--stages", "1",
+                  "--results", str(results), "--workdir", str(tmp_path / "work"))
+    assert "racing 2 candidates: ext4, ext4:nb" in p.stdout
+    assert "(total replay time, lower is better)" in p.stdout
+    db = sqlite3.connect(results / "fslab.sqlite")
+    n = db.execute("SELECT COUNT(*) FROM records WHERE metric='replay_time'").fetchone()[0]
+    assert n >= 6
+    assert db.execute("SELECT MAX(value) FROM records WHERE metric='fidelity_differences'"
+                      ).fetchone()[0] == 0
+    assert leftovers(str(tmp_path)) == []
