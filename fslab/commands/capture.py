@@ -15,8 +15,9 @@ from fslab.errors import FslabError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("capture", context_settings={"allow_extra_args": True,
-                                             "ignore_unknown_options": True})(capture)
+    app.command("capture", options_metavar="[OPTIONS] -- COMMAND...",
+                context_settings={"allow_extra_args": True,
+                                  "ignore_unknown_options": True})(capture)
 
 
 def capture(
