@@ -119,7 +119,7 @@ FLOORS = [
     ["fslab.analysis", "fslab.plan", "fslab.store", "fslab.targets"],
     ["fslab.fio", "fslab.guest"],                      # fio's output; the qemu machine
     ["fslab.filesystems"],                             # one driver per filesystem
-    ["fslab.features"],                                # what the feature matrix knows
+    ["fslab.features", "fslab.capture"],               # the feature matrix; captured file I/O
     ["fslab.workloads"],                               # the suites
     ["fslab.decide", "fslab.results"],                 # races; results read from a store
     ["fslab.recommend"],

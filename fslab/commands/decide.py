@@ -40,6 +40,8 @@ def decide(
                               "or feature cost; trade: also those that give something up (the "
                               "answer says what)."),
     job: list[Path] = typer.Option([], "--job", help="A fio job file: the workload (repeatable)."),
+    replay: list[Path] = typer.Option([], "--replay", help="A replay file (fslab capture): the "
+                                      "workload, replayed as fast as possible (repeatable)."),
     suite: Optional[str] = typer.Option(None, "--suite", help="Suites as the workload (default: fio)."),
     metric: Optional[str] = typer.Option(None, "--metric", help="The metric to race on (default: each "
                                          "workload's answer metric, e.g. write IOPS; write_clat_p99 "
@@ -93,7 +95,7 @@ def decide(
                            image_size=image_size, target=None)
             the_plan, probed = _race_plan(plan_file, fs, candidates, options, allow, job, suite,
                                           metric, delta, max_rounds, budget, max_candidates,
-                                          profile, fio, image_size, seed, MIN_BLOCKS)
+                                          profile, fio, image_size, seed, MIN_BLOCKS, replay)
             schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
     remember = None if resume else {"max_stages": stages, "max_candidates": max_candidates}
@@ -115,7 +117,7 @@ def decide(
 
 
 def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, delta, max_rounds,
-               budget, max_candidates, profile, fio, image_size, seed, min_rounds):
+               budget, max_candidates, profile, fio, image_size, seed, min_rounds, replay=()):
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
     from fslab.decide.candidates import STORED, from_catalogue, from_file
@@ -151,7 +153,8 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
             keys = {k.strip() for k in options.split(",")} if options else None
             cs = from_catalogue([v.name for v in items], allowed, keys, max_candidates)
     base = from_flags(plan_file, "ext4", suite, profile, min_rounds, seed, fio, None, None,
-                      False, job, image_size, with_text=False)   # the race's text is written below
+                      False, job, image_size, with_text=False,   # the race's text is written below
+                      replay=replay)
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
     kept, probed, left = _probed(cs.candidates, base)

@@ -18,14 +18,15 @@ from fslab.errors import FslabError
 
 # Debian packages for everything fslab drives on the host.
 HOST_PACKAGES = ["fio", "e2fsprogs", "xfsprogs", "btrfs-progs", "zfs-fuse", "util-linux",
-                 "psmisc", "git"]
+                 "psmisc", "git", "strace"]
 # zpool and zfs-fuse have no version flag: Debian's package version says it
 TOOLS = {"fio": ["fio", "--version"], "mke2fs": ["mke2fs", "-V"], "mkfs.xfs": ["mkfs.xfs", "-V"],
          "mkfs.btrfs": ["mkfs.btrfs", "--version"],
          "zpool": ["dpkg-query", "-W", "-f", "${Package} ${Version}", "zfs-fuse", "zfsutils-linux"],
          "zfs-fuse": ["dpkg-query", "-W", "-f", "${Package} ${Version}", "zfs-fuse"],
          "losetup": ["losetup", "--version"],
-         "qemu-system-x86_64": ["qemu-system-x86_64", "--version"], "git": ["git", "--version"]}
+         "qemu-system-x86_64": ["qemu-system-x86_64", "--version"], "git": ["git", "--version"],
+         "strace": ["strace", "-V"]}
 
 
 def register(app: typer.Typer) -> None:

@@ -52,6 +52,12 @@ def run(
                                    "(repeatable): \\[global], job sections, includes, groups, any engine "
                                    "that addresses files. Runs as written unless --profile is given "
                                    "(then sizes and runtimes are capped by the profile)."),
+    replay: list[Path] = typer.Option([], "--replay", help="A replay file (fslab capture --out "
+                                      "W.replay -- COMMAND...) to replay on every filesystem "
+                                      "(repeatable): the command's file operations, as fast as "
+                                      "possible. Plan: [[suite]] kind=\"replay\" file=\"W.replay\"."),
+    pace: bool = typer.Option(False, "--pace", help="With --replay: issue each operation at its "
+                              "captured time, not as fast as possible."),
     image_size: Optional[str] = typer.Option(None, "--image-size", help="Loop image size, e.g. 4G "
                                              "(default: sized from the workload; for --job files the jobs' "
                                              "sizes x numjobs plus headroom)."),
@@ -104,7 +110,7 @@ def run(
         with validate.as_input_errors():
             the_plan = from_flags(plan_file, fs, suite, profile, iterations, seed, fio,
                                   mkfs_options, mount_options, adaptive, job, image_size,
-                                  page_cache, baseline)
+                                  page_cache, baseline, replay=replay, pace=pace)
             schedule = validate.plan(the_plan)
     if resume:
         from fslab.run.session import resumed_target

@@ -144,6 +144,31 @@ def step_devices(prefix: str = "") -> tuple[Metric, ...]:
 
 STEP_DEVICES = step_devices()
 
+# --- replay: a captured command's file I/O issued again (fslab/workloads/replay.py) --------
+
+# the operation kinds of a replay file (fslab/capture/format.py SIGNATURES)
+_REPLAY_KINDS = ("open|close|read|write|seek|fsync|fdatasync|sync_file_range|ftruncate|truncate|"
+                 "fallocate|copy|rename|unlink|rmdir|mkdir|link|symlink|stat|lstat|access|"
+                 "fstat|getdents")
+_REPLAY: tuple[Metric, ...] = (
+    # the question: how long the captured command's file I/O takes on this filesystem
+    Metric("replay_time", "s", "lower", label="total replay time", quantity="replay time",
+           answer_rank=4),
+    Metric("replay_ops_per_s", "ops/s", "higher", label="replayed operations per second",
+           quantity="replay time"),
+    # each call timed alone, in the replayer (docs/replay.md: what Python adds, measured)
+    Metric(rf"op_({_REPLAY_KINDS})_(p50|p99)", "ns", "lower", "detail",
+           lambda m: f"{m[2]} {m[1]} latency", quantity=r"\1 latency \2"),
+    Metric("replay_operations", "count", label="operations issued"),
+    # operations whose outcome differed from the capture (an errno here, success there, or
+    # the other way), plus created/removed/bytes mismatches: findings, listed in fidelity.json
+    Metric("fidelity_differences", "count", label="fidelity differences"),
+    Metric("replay_bytes_read", "B"),
+    Metric("replay_bytes_written", "B"),
+    # --pace: the most an operation was issued after its captured time
+    Metric("pace_lag", "s", label="most behind the captured pace"),
+    *STEP_DEVICES)
+
 # --- a timed step (fslab/system/measure.py) -------------------------------------------------
 
 STEP_USAGE: tuple[Metric, ...] = (
@@ -292,6 +317,7 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         Metric("fsck_clean", "bool", "higher"),
         Metric("recovery_mount_time", "s", "lower")),
     "aging": _AGING,
+    "replay": _REPLAY,
     "features": (
         Metric("verified", "bool"),
         Metric("dedup_saved_bytes", "B"),

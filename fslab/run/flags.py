@@ -4,6 +4,7 @@ job files, page-cache policy, raw baseline). The stored plan text says what ran.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 from fslab import plan as plans
 from fslab.errors import FslabError
@@ -28,13 +29,15 @@ def apply_cache_and_baseline(the_plan, page_cache: str | None, baseline: str | N
 
 def from_flags(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_options, mount_options,
                adaptive=False, job=(), image_size=None, page_cache=None, baseline=None,
-               with_text=True):
+               with_text=True, replay=(), pace=False):
     """The plan `fslab run` means: built once from the flags, then never edited. Its
     stored text is the plan file as written when no flag changed it, else the plan as
     built (one serialisation; job files named by absolute path). `with_text=False`: the
     caller builds on it and writes the text itself."""
     p, rewrite = _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio,
-                               mkfs_options, mount_options, adaptive, bool(job))
+                               mkfs_options, mount_options, adaptive, bool(job) or bool(replay))
+    if replay or pace:   # captured workloads (fslab capture): a replay suite each
+        p, rewrite = _with_replays(p, replay, pace), True
     if image_size and not job:   # every filesystem's loop image (job files size their own)
         p = p.model_copy(update={"filesystem": [f.model_copy(update={"image_size": image_size})
                                                 for f in p.filesystem]})
@@ -114,6 +117,19 @@ def _without_jobs(plan_file, fs, suite, profile, iterations, seed, fio, mkfs_opt
     return plans.from_cli(specs, suites, profile or "quick", iterations,
                           42 if seed is None else seed, mkfs, mnt, fio_opts, adaptive,
                           with_text=False), True
+
+
+def _with_replays(p, files, pace: bool):
+    """--replay FILE (repeatable) as replay suites; --pace for every replay suite."""
+    suites = [*p.suite, *(plans.SuiteSpec(kind="replay", file=str(Path(f).absolute()))
+                          for f in files)]
+    if pace:
+        if not any(s.kind == "replay" for s in suites):
+            raise FslabError("--pace paces a replay: give --replay W.replay (fslab capture)")
+        suites = [plans.SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads,
+                                                  **(s.model_extra or {}), "pace": True})
+                  if s.kind == "replay" else s for s in suites]
+    return p.model_copy(update={"suite": suites})
 
 
 def _with_fio(s, fio_opts: dict[str, str]):

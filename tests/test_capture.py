@@ -1,0 +1,158 @@
+"""fslab capture: strace's real output parsed into a replay, the replay format, bad input.
+
+tests/data/strace/sample.trace.gz is real strace 6.1 output (fslab's own strace flags) of
+tests/data/strace/sample.sh run in /tmp/fslab-strace-sample, which held input.txt (16 bytes):
+a shell's redirections and children, cat's copy_file_range, mv, ln -s, rm, and a Python
+process whose two threads each pwrite and fsync their own file."""
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fslab.capture import format as fmt
+from fslab.capture.format import InitEntry
+from fslab.capture.interpret import Interpreter
+from fslab.capture.strace import parse_lines, split_args
+from fslab.errors import FslabError
+
+DATA = Path(__file__).parent / "data" / "strace"
+ROOT = "/tmp/fslab-strace-sample"
+
+
+def sample_replay():
+    with gzip.open(DATA / "sample.trace.gz", "rt") as f:
+        calls, skipped = parse_lines(f)
+    assert skipped == 0
+    interp = Interpreter(ROOT, {".": InitEntry("dir", "."),
+                                "input.txt": InitEntry("file", "input.txt", 16),
+                                "unrelated": InitEntry("file", "unrelated", 9)})
+    for c in calls:
+        interp.feed(c)
+    return interp.replay({"command": ["sh", "sample.sh"]})
+
+
+def test_args_split_at_top_level_only():
+    assert split_args('AT_FDCWD</tmp/a, b>, "x, y", {st_mode=S_IFREG|0644, st_size=3, ...}, 0') \
+        == ["AT_FDCWD</tmp/a, b>", '"x, y"', "{st_mode=S_IFREG|0644, st_size=3, ...}", "0"]
+    assert split_args('3</tmp/d/x>, ""..., 4096, 8192') == ["3</tmp/d/x>", '""...', "4096", "8192"]
+
+
+def test_unfinished_and_resumed_halves_are_joined():
+    calls, skipped = parse_lines([
+        "10 1.000000 wait4(-1,  <unfinished ...>\n",
+        "11 1.100000 mkdir(\"d\", 0777) = 0\n",
+        "10 1.200000 <... wait4 resumed>[{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 11\n",
+        "11 1.300000 +++ exited with 0 +++\n"])
+    assert skipped == 0
+    assert [(c.pid, c.t, c.name, c.ret) for c in calls] == [
+        (10, 1.0, "wait4", "11"), (11, 1.1, "mkdir", "0")]
+    assert calls[0].args[0] == "-1"
+
+
+def test_real_trace_becomes_the_commands_file_operations():
+    r = sample_replay()
+    ops = [(o.kind, o.args, o.errno) for o in r.ops if o.kind not in ("stat", "fstat", "lstat",
+                                                                       "spawn", "wait")]
+    # the shell's `cat input.txt > sub/a`: the redirection's open in the shell, cat's copy in
+    # its child through the inherited fd, one close when the shell restores its stdout
+    assert ops[:7] == [
+        ("mkdir", ("sub", 0o777), None),
+        ("open", (1, "sub/a", "O_WRONLY|O_CREAT|O_TRUNC", 0o666), None),
+        ("open", (2, "input.txt", "O_RDONLY", 0), None),
+        ("copy", (2, None, 1, None, 16), None),
+        ("copy", (2, None, 1, None, 0), None),
+        ("close", (2,), None),
+        ("close", (1,), None)]
+    assert ops[7:10] == [("rename", ("sub/a", "sub/b"), None), ("symlink", ("b", "sub/l"), None),
+                         ("unlink", ("sub/b",), None)]
+    # the two Python threads: each its own replay thread, pwrite offsets kept, fsync each
+    by_handle: dict[int, list] = {}
+    for o in r.ops:
+        if o.kind in ("write", "fsync") and o.args[0] in (3, 4):
+            by_handle.setdefault(o.args[0], []).append((o.kind, o.args[1:]))
+    for h in (3, 4):
+        assert by_handle[h] == [("write", (0, 4096)), ("fsync", ()), ("write", (4096, 4096)),
+                                ("fsync", ()), ("write", (8192, 4096)), ("fsync", ())]
+    t3 = {o.thread for o in r.ops if o.args[:1] == (3,) and o.kind in ("write", "fsync")}
+    t4 = {o.thread for o in r.ops if o.args[:1] == (4,) and o.kind in ("write", "fsync")}
+    assert len(t3) == len(t4) == 1 and t3 != t4
+    # the initial state: what the command used that was there before, nothing else
+    assert [e.path for e in r.init] == [".", "input.txt"]
+    # python's libraries, /etc/hostname, the shell's stdout: outside, counted
+    assert r.outside > 100
+    assert r.data_bytes() == (16, 16 + 6 * 4096)
+
+
+def test_threads_follow_their_parents_spawn():
+    r = sample_replay()
+    spawned = {o.args[0]: o.t for o in r.ops if o.kind == "spawn"}
+    first = {}
+    for o in r.ops:
+        first.setdefault(o.thread, o.t)
+    assert all(first[t] >= spawned[t] for t in first if t != 1)
+
+
+def test_the_format_round_trips():
+    r = sample_replay()
+    back = fmt.parse(r.text())
+    assert back.ops == r.ops and back.init == r.init and back.outside == r.outside
+    assert back.meta == r.meta
+
+
+def test_paths_with_spaces_and_failures_round_trip():
+    r = fmt.Replay(ops=[fmt.Op(0.5, 1, "open", (1, "a b/c, d", "O_RDONLY", 0), "ENOENT"),
+                        fmt.Op(0.55, 1, "unlink", ("!EPERM",)),
+                        fmt.Op(0.6, 2, "symlink", ("../x y", "l n"))],
+                   init=[InitEntry("file", "a b/c", 5), InitEntry("symlink", "s", target="t")])
+    assert fmt.parse(r.text()).ops == r.ops
+    assert fmt.parse(r.text()).init == r.init
+
+
+def test_another_version_is_refused_in_one_line():
+    text = sample_replay().text().replace("fslab-replay 1", "fslab-replay 7", 1)
+    with pytest.raises(FslabError, match=r"version 7, this fslab reads version 1: capture"):
+        fmt.parse(text, "W.replay")
+    with pytest.raises(FslabError, match="not an fslab replay file"):
+        fmt.parse("hello\n", "W.replay")
+    with pytest.raises(FslabError, match=r"W.replay:4: malformed line"):
+        fmt.parse("fslab-replay 1\nops\n0.1 1 write 1 - 10\n0.2 1 write 1\n", "W.replay")
+
+
+def _fslab(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "fslab", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, env={**os.environ})
+
+
+def test_capture_of_a_real_command(tmp_path):
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / "in").write_bytes(b"x" * 10000)
+    out = tmp_path / "w.replay"
+    p = _fslab("capture", "--out", str(out), "--dir", str(d), "--",
+               "sh", "-c", "mkdir o && cp in o/copy && sync o/copy && rm in")
+    assert p.returncode == 0, p.stderr
+    assert "outside the directory, not replayed" in p.stdout
+    r = fmt.load(out)
+    kinds = r.counts()
+    assert kinds["mkdir"] == 1 and kinds["unlink"] == 1 and kinds["fsync"] == 1
+    assert [(e.kind, e.path, e.size) for e in r.init] == [("dir", ".", 0), ("file", "in", 10000)]
+    assert r.data_bytes() == (10000, 10000)
+    assert sorted(os.listdir(d)) == ["o"]     # the capture added nothing to the directory
+
+
+def test_capture_bad_commands_say_one_line(tmp_path):
+    out = tmp_path / "w.replay"
+    p = _fslab("capture", "--out", str(out), "--dir", str(tmp_path), "--", "true")
+    assert p.returncode == 1
+    assert p.stderr.strip().count("\n") == 0
+    assert "did no file I/O in" in p.stderr and "nothing to replay" in p.stderr
+    p = _fslab("capture", "--out", str(out), "--", "sh", "-c", "echo oops >&2; exit 3")
+    assert p.returncode == 1
+    assert p.stderr.strip() == "fslab: the command failed (exit 3), nothing captured: " \
+                               "sh -c 'echo oops >&2; exit 3': oops"
+    assert not out.exists()
