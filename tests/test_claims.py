@@ -253,37 +253,82 @@ def test_claims_of_a_tcg_guest_run_say_speed_and_cpu_are_emulated():
     assert capacity and not any("TCG" in r["why"] for r in capacity)
 
 
+S2_PLAN = '[run]\nname = "S2 fio statistics"\n'
+
+
+def s2_records(means: dict[str, dict[str, float]], sd: float, n: int, seed: int = 2) -> list[dict]:
+    """fio records of the S2 jobs: per (job, metric), each filesystem's values around its mean,
+    with a shared per-round drift (what the within-round tests block away)."""
+    rng = np.random.default_rng(seed)
+    df = []
+    for (job, metric), per_fs in means.items():
+        drift = rng.normal(0, sd, n)
+        for fs, m in per_fs.items():
+            values = list(m * (1 + drift + rng.normal(0, sd, n)))
+            df += [{**r, "better": "higher"} for r in
+                   rec(fs, job, metric, values, "ops/s", suite="fio", params=json.dumps({"workload": job}))]
+    return df
+
+
 def test_s2_orders_each_workload_and_tests_it_as_the_notebook_asked():
     rng = np.random.default_rng(2)
     means = {"btrfs": 100.0, "ext4": 150.0, "xfs": 151.0, "zfs": 60.0}
     df = []
     for fs, m in means.items():
-        for job, metric in (("randread", "read_iops"), ("seqread", "read_bw")):
+        for job, metric in (("randwrite", "write_iops"), ("seqwrite", "write_bw")):
             df += [{**r, "better": "higher"} for r in
                    rec(fs, job, metric, list(m + rng.normal(0, 1, 6)), "ops/s", suite="fio",
                        params=json.dumps({"workload": job}))]
-    rows = judged(df, {}, '[run]\nname = "S2 fio statistics"\n')
-    order = rows["randread: the filesystems differ in read IOPS; their order"]
+    rows = judged(df, {}, S2_PLAN)
+    order = rows["randwrite: the filesystems differ in write IOPS (writes differ)"]
     assert order["verdict"] == "holds"
     assert order["measured"].index("xfs") < order["measured"].index("btrfs") < order["measured"].index("zfs")
     assert "ext4" in order["measured"].split("≈")[1] or "xfs" in order["measured"].split("≈")[1]
-    kw = stats.kruskal(*[g["value"] for _, g in pd.DataFrame(df).query("case == 'randread'").groupby("fs")])
+    kw = stats.kruskal(*[g["value"] for _, g in pd.DataFrame(df).query("case == 'randwrite'").groupby("fs")])
     assert f"Kruskal-Wallis p = {kw.pvalue:.3g}" in order["why"]
-    pair = rows["ext4 and btrfs differ (the notebook's paired Wilcoxon)"]
-    assert pair["verdict"] == "holds" and "2 of 2 workloads" in pair["why"]
-    assert rows["mixed: the filesystems differ in read IOPS; their order"]["verdict"] == "not measured"
+    assert "H = 37.27" in order["published"]           # the notebook's own statistics
+    pair = rows["ext4 and btrfs differ on writes (the notebook's paired Wilcoxon)"]
+    assert pair["verdict"] == "holds" and "2 of 2 write workloads" in pair["why"]
+    assert "1.26e-06" in pair["published"]
+    assert rows["mixed: the filesystems differ in write IOPS (writes differ)"]["verdict"] == "not measured"
     # the same job names in a run of another plan are not S2's
-    assert not any(r.startswith("randread") for r in judged(df, {}, S3_PLAN))
+    assert not any(r.startswith("randwrite") for r in judged(df, {}, S3_PLAN))
     # S2 smoke on this host: zfs is zfs-fuse, so an order with zfs in it says nothing about
     # the notebook's kernel ZFS; ext4 vs btrfs has no zfs and stands
     fuse = {"tools": {"zfs implementation": "zfs-fuse 0.7.0 (FUSE daemon)"},
             "profile": {"name": "smoke", "scaled": True}}
-    rows = judged(df, fuse, '[run]\nname = "S2 fio statistics"\n')
-    order = rows["randread: the filesystems differ in read IOPS; their order"]
+    rows = judged(df, fuse, S2_PLAN)
+    order = rows["randwrite: the filesystems differ in write IOPS (writes differ)"]
     assert order["verdict"] == "not comparable" and "Measured here: holds: " in order["why"]
-    pair = rows["ext4 and btrfs differ (the notebook's paired Wilcoxon)"]
+    pair = rows["ext4 and btrfs differ on writes (the notebook's paired Wilcoxon)"]
     assert pair["verdict"] == "holds" and "zfs-fuse" not in pair["why"]
     assert all("profile smoke" in r["why"] for r in rows.values() if r["verdict"] != "not measured")
+
+
+def test_s2_reads_that_do_not_differ_hold_only_where_the_run_could_have_seen_a_difference():
+    same = {"btrfs": 1000.0, "ext4": 1000.0, "xfs": 1000.0, "zfs": 1000.0}
+    apart = {"btrfs": 700.0, "ext4": 1000.0, "xfs": 1000.0, "zfs": 1000.0}
+    jobs = lambda reads, writes: {("randread", "read_iops"): reads, ("seqread", "read_bw"): reads,
+                                  ("randwrite", "write_iops"): writes, ("seqwrite", "write_bw"): writes}
+    claim = "randread: the filesystems do not differ in read IOPS (reads do not)"
+    pair = "ext4 and btrfs do not differ on reads (the notebook's paired Wilcoxon)"
+    # the notebook's finding: reads equal, writes apart, quiet enough to see 10%
+    rows = judged(s2_records(jobs(same, apart), 0.01, 8), {}, S2_PLAN)
+    reads = rows[claim]
+    assert reads["verdict"] == "holds", reads
+    assert "p = 0.4850" in reads["published"]
+    assert "smallest detectable difference here" in reads["measured"]
+    assert rows[pair]["verdict"] == "holds" and "p = 0.639" in rows[pair]["published"]
+    assert rows["randwrite: the filesystems differ in write IOPS (writes differ)"]["verdict"] == "holds"
+    # equal reads on a run too noisy to have seen 10%: no verdict, and what -n would give one
+    rows = judged(s2_records(jobs(same, apart), 0.15, 4), {}, S2_PLAN)
+    noisy = rows[claim]
+    assert noisy["verdict"] == "undecided", noisy
+    assert "could only have seen differences of" in noisy["why"] and "-n " in noisy["why"]
+    # reads that do differ contradict the absence
+    rows = judged(s2_records(jobs(apart, apart), 0.01, 8), {}, S2_PLAN)
+    assert rows[claim]["verdict"] == "does not reproduce"
+    assert rows[pair]["verdict"] == "does not reproduce"
 
 
 def test_markdown_says_once_what_holds_means():
