@@ -174,6 +174,32 @@ def test_sweep_claims_need_every_point_holm_corrected():
     assert at16["verdict"] == "not measured" and "numjobs=16" in at16["why"]
 
 
+def test_s0_test1_claims_are_judged_at_their_payloads_iodepth():
+    def t1(fs, iodepth, values):
+        return [{**r, "better": "higher"} for r in rec(
+            fs, "t1-randwrite", "write_bw", values, "B/s", suite="fio",
+            params=json.dumps({"bs": "4k", "iodepth": str(iodepth), "workload": "t1-randwrite"},
+                              separators=(",", ":")))]
+    rng = np.random.default_rng(6)
+    mb = lambda _, k: list(k * 1e6 * rng.lognormal(0, 0.05, 8))
+    # the paper sweep: ext4 2.6x ahead at 16 (iX5-100), ZFS ahead at 128 (iX10-100)
+    df = (t1("ext4", 16, mb(FAST5, 132)) + t1("zfs", 16, mb(FAST5, 50))
+          + t1("ext4", 128, mb(FAST5, 100)) + t1("zfs", 128, mb(FAST5, 200)))
+    rows = judged(df, KERNEL_ZFS, S0_PLAN)
+    ix5 = rows["Test 1 at iodepth 16 (iX5-100): ext4 has the higher random-write throughput, about 2.6x "
+               "(at half or more of the block sizes run)"]
+    assert ix5["verdict"] == "holds" and "iodepth" not in ix5["measured"], ix5
+    ix10 = rows["Test 1 at iodepth 128 (iX10-100): ZFS has the higher random-write throughput "
+                "(at half or more of the block sizes run)"]
+    assert ix10["verdict"] == "holds", ix10
+    # below paper only iodepth 16 runs: the iX10-100 claim says its point was not run
+    rows = judged(df[:16], KERNEL_ZFS, S0_PLAN)
+    assert rows[ix10["claim"]]["verdict"] == "not measured" and "iodepth=128" in rows[ix10["claim"]]["why"]
+    # "far below" is a size: 1.5x lower maximum latency is not it
+    far = next(c for c in load_claims() if c.claim.startswith("Maximum read latency"))
+    assert far.band_range[0] > 3
+
+
 def test_sweep_false_holds_rate_stays_below_alpha_with_no_difference():
     """Equal levels at 4 sweep points, n=5: 'holds' needs all 4 (Holm), never 1 of 4."""
     from fslab.report.claims.kinds import judge
@@ -310,6 +336,26 @@ def test_s3_listing_and_search_cpu_and_faults_as_the_document_reports_them():
     assert rows["Listing and search: ReiserFS takes many more minor page faults than the others"]["verdict"] == "holds"
 
 
+def test_every_s4_claim_says_when_a_generated_history_stood_in():
+    df = aging_step("ext4", 0, 2.0, 1.9) + aging_step("ext4", 100, 2.05, 2.0)
+    df += aging_step("f2fs", 0, 3.0, 2.9) + aging_step("f2fs", 100, 3.6, 3.0)
+    df += [{**r, "metric": "aging_factor", "value": 1.2, "unit": "ratio"}
+           for r in aging_step("f2fs", 100, 3.6, 3.0)[:1]]
+    generated = {"workloads": {"aging:git": {
+        "history": "generated source tree (400 files, seeded)",
+        "stand_in": "a generated source history (400 files, seeded) stood in for "
+                    "https://git.kernel.org/...: no network"}}}
+    rows = [r for r in judged(df, generated).values()
+            if r["study"] == "S4" and r["verdict"] != "not measured"]
+    assert len(rows) >= 3
+    for r in rows:
+        assert "a generated source history stood in for the study's Linux history" in r["why"], r
+        assert "no network" in r["why"]
+    real = {"workloads": {"aging:git": {"history": "repository https://git.kernel.org/... "
+                                                   "(first-parent commits, oldest first)"}}}
+    assert not any("generated" in r["why"] for r in judged(df, real).values())
+
+
 def test_claims_of_a_tcg_guest_run_say_speed_and_cpu_are_emulated():
     tcg = {"guest": {"accel": "tcg", "emulated": True, "label": "guest-tcg"}}
     df = (rec("xfs", "06-copy-tree", "elapsed", FAST5) + rec("ext3", "06-copy-tree", "elapsed", SLOW5)
@@ -424,3 +470,18 @@ def test_s3_smoke_on_ext3_and_xfs_reports_claims(tmp_path):
     assert any(c["verdict"] == "not measured" and "jfs not run" in c["why"] for c in claims)
     html = (tmp_path / "r.html").read_text()
     assert "The study said → here" in html and "ISO removal: XFS is about 100x faster" in html
+
+
+def test_docs_list_every_deviation_and_every_claim_of_the_study_files():
+    from fslab.report.claims import deviations, studies
+    docs = (Path(__file__).parents[1] / "docs" / "studies.md").read_text()
+    for st in studies():
+        assert st.get("deviations"), st["study"]
+        for d in st["deviations"]:
+            assert f"- {d}\n" in docs, d
+        for c in st["claims"]:
+            assert f"| {st['study']} | {c.claim} |" in docs, c.claim
+    # a study plan's dry run finds its study's list by the plan's name
+    source, items = deviations("S3 file-server tasks")
+    assert source == "fslab/data/claims/s3.toml" and any("sync -f" in i for i in items)
+    assert deviations("my own plan") == ("", [])

@@ -23,6 +23,9 @@ def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
     except Missing as e:
         verdict, why, measured = NOT_MEASURED, str(e), "–"
     verdict, why = qualify(verdict, why, env, c.filesystems, c.about, c.scaled)
+    stood_in = context.history_note(env, c.suite, c.cases) if verdict != NOT_MEASURED else ""
+    if stood_in:
+        why = f"{why}; {stood_in}"
     return {"study": c.study, "claim": c.claim, "published": c.published, "measured": measured,
             "verdict": verdict, "why": why}
 
