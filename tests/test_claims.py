@@ -440,6 +440,10 @@ def test_s2_reads_that_do_not_differ_hold_only_where_the_run_could_have_seen_a_d
     noisy = rows[claim]
     assert noisy["verdict"] == "undecided", noisy
     assert "could only have seen differences of" in noisy["why"] and "-n " in noisy["why"]
+    # two rounds (smoke) cannot separate a pair: no verdict, not "no significant difference"
+    rows = judged(s2_records(jobs(same, apart), 0.01, 2), {}, S2_PLAN)
+    two = rows["ext4 and btrfs differ on writes (the notebook's paired Wilcoxon)"]
+    assert two["verdict"] == "undecided" and "too few rounds" in two["why"], two
     # reads that do differ contradict the absence
     rows = judged(s2_records(jobs(apart, apart), 0.01, 8), {}, S2_PLAN)
     assert rows[claim]["verdict"] == "does not reproduce"
