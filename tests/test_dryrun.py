@@ -77,6 +77,13 @@ def test_dry_run_of_s0_at_paper_shows_the_studys_protocol(tmp_path, state_dir):
             assert x["offset_increment"] == x["size"]
         assert per * n <= 10 * GiB
     assert {c["fio_options"]["iodepth"] for c in ext4 if c["case"] == "t1-randread"} == {"16", "128"}
+    # the deviations from the document, listed before the cases (text) and in --json
+    assert o["study_deviations"]["declared_in"] == "fslab/data/claims/s0.toml"
+    assert any("end_fsync=1" in d for d in o["study_deviations"]["items"])
+    text = fslab_in_process("run", str(PLANS / "s0-onboard.toml"), "--profile", "paper",
+                            "--dry-run", "--results", str(tmp_path / "r")).stdout
+    assert "deviations from the study document (fslab/data/claims/s0.toml" in text
+    assert "100000 kB" in text and text.index("deviations from") < text.index("ext4 fio:t1-")
 
 
 def test_dry_run_of_s2_at_paper_runs_the_notebooks_jobs_as_written(tmp_path, state_dir):

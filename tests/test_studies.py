@@ -169,14 +169,17 @@ def test_s3_tasks_and_capacity(state_dir, results, tmp_path):
         assert abs(r[(fs, "capacity", "capacity", "capacity_initial")][0] - initial) < 0.5
     assert r[("ext3", "tasks", "02-mount", "capacity_initial")][0] < \
         r[("xfs", "tasks", "02-mount", "capacity_initial")][0]   # ext3's 5% reserve, as in S3
-    # issue 27: copies copy data (plain `cp -a` clones on XFS: 0 bytes written for a recopy),
-    # counted on the test disk over the task and its writeback
+    # issue 27: copies copy data (plain `cp -a` clones on XFS: 0 bytes written for a recopy);
+    # issue 40: a copy's time ends with its data on the device (the study's 512 MB machine was
+    # bound by its disk): the bytes copied reach the test disk inside the timed region, and
+    # the writeback after it has (almost) nothing left to write
     for fs in ("ext3", "xfs"):
         for task in ("03-copy-iso", "04-recopy-iso", "06-copy-tree", "07-recopy-tree"):
             copied = r[(fs, "tasks", task, "copied_bytes")][0]
             assert 0.95 * copied < r[(fs, "tasks", task, "device_write_bytes")][0] < 1.5 * copied, \
                 (fs, task)
             assert r[(fs, "tasks", task, "write_amplification")][0] > 0.95
+            assert r[(fs, "tasks", task, "writeback_device_write_bytes")][0] < 0.05 * copied, (fs, task)
         assert ("xfs", "tasks", "04-recopy-iso", "device_read_share") in r
     # mkfs writes ext3's inode tables itself (20 GB: ~450 MB), as 2006's did; the timed
     # mount waits for no kernel thread (it waited 3.5-9 s for ext4lazyinit)

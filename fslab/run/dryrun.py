@@ -21,6 +21,7 @@ from fslab.analysis.significance import rounds_needed
 from fslab.metrics.format import human, number
 from fslab.plan import FilesystemSpec
 from fslab.report.options import print_table, spec_options
+from fslab.report.claims import deviations
 
 
 def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
@@ -67,8 +68,15 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
             "filesystems": [f.label for f in plan.filesystem],
             "filesystem_options": [_options_of(f) for f in plan.filesystem],
             "not_available_here": unavailable, "notes": notes,
-            "units": len(pairs) * n, "too_few_rounds": too_few_rounds(plan), "cases": cases,
+            "units": len(pairs) * n, "too_few_rounds": too_few_rounds(plan),
+            "study_deviations": _study_deviations(plan), "cases": cases,
             "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
+
+
+def _study_deviations(plan) -> dict[str, Any] | None:
+    """A study plan's declared deviations from its document (fslab/data/claims/sN.toml)."""
+    source, items = deviations(plan.run.name or "")
+    return {"declared_in": source, "items": items} if items else None
 
 
 def _options_of(spec) -> dict[str, Any]:
@@ -146,6 +154,12 @@ def print_outline(o: dict[str, Any], console) -> None:
         console.print(f"note: {label} cannot be made here now ({why})", markup=False)
     for n in o["notes"]:
         console.print(f"note: {n}", markup=False)
+    if o.get("study_deviations"):
+        d = o["study_deviations"]
+        console.print(f"deviations from the study document ({d['declared_in']}; docs/studies.md):",
+                      markup=False)
+        for item in d["items"]:
+            console.print(f"  - {item}", markup=False)
     for c in o["cases"]:
         params = " ".join(f"{k}={v}" for k, v in c["params"].items() if k != "workload")
         head = f"{c['filesystem']} {c['suite']}:{c['case']}" + (f" {params}" if params else "")

@@ -44,7 +44,7 @@ from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 
 __all__ = ["VERDICTS", "HOLDS_MEANS", "Claim", "load_claims", "claims_json", "evaluate",
-           "print_claims", "markdown", "html_rows"]
+           "print_claims", "markdown", "html_rows", "deviations"]
 
 
 def claims_json(run: dict | None, records: pd.DataFrame) -> list[dict]:
@@ -61,6 +61,15 @@ def studies() -> list[dict]:
             doc = tomllib.loads(f.read_text())
             out.append({**doc, "claims": parse(doc)})
     return out
+
+
+def deviations(plan: str) -> tuple[str, list[str]]:
+    """(the study's file, its declared deviations from the study document) for a plan named
+    after a study ('S3 file-server tasks' -> S3), or ("", [])."""
+    for study in studies():
+        if plan.startswith(f"{study['study']} "):
+            return f"fslab/data/claims/{study['study'].lower()}.toml", list(study.get("deviations") or [])
+    return "", []
 
 
 def evaluate(records: pd.DataFrame, environment: RunEnvironment | dict,

@@ -50,3 +50,16 @@ def plan_name(run: dict | None) -> str:
         return str((tomllib.loads(text).get("run") or {}).get("name") or "")
     except (tomllib.TOMLDecodeError, TypeError):
         return ""
+
+
+def history_note(env: RunEnvironment, suite: str, cases: list[str]) -> str:
+    """Said on every claim of a replayed history (S4) when a generated one stood in for the
+    study's (the Linux kernel's): the report's header alone is easy to miss."""
+    workloads = env.data.get("workloads") or {}
+    for case in cases:
+        w = workloads.get(f"{suite}:{case}")
+        if not isinstance(w, dict) or not str(w.get("history", "")).startswith("generated"):
+            continue
+        why = w.get("stand_in") or "the profile replays a generated history; paper clones the study's"
+        return f"a generated source history stood in for the study's Linux history ({why})"
+    return ""

@@ -23,6 +23,9 @@ def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
     except Missing as e:
         verdict, why, measured = NOT_MEASURED, str(e), "–"
     verdict, why = qualify(verdict, why, env, c.filesystems, c.about, c.scaled)
+    stood_in = context.history_note(env, c.suite, c.cases) if verdict != NOT_MEASURED else ""
+    if stood_in:
+        why = f"{why}; {stood_in}"
     return {"study": c.study, "claim": c.claim, "published": c.published, "measured": measured,
             "verdict": verdict, "why": why}
 
@@ -228,8 +231,11 @@ def equal(c: Claim, groups, s: pd.DataFrame) -> tuple[str, str, str]:
 
 def _tolerance(c: Claim, s: pd.DataFrame, a: str) -> float:
     if c.tolerance_from == "pull0":
-        # the study's noise floor: the aged-minus-unaged difference at pull 0, both fresh
+        # the study's noise floor: the aged-minus-unaged difference at pull 0, both fresh, of
+        # the claim's own history (series() sums a round's rows: churn's would add in)
         g = s[s["params"].map(lambda p: '"step":0' in p.replace(" ", ""))]
+        if c.cases:
+            g = g[g["case"].isin(c.cases)]
         x, y = series(g, a, c.metric), series(g, a, c.than_metric)
         both = pd.concat([x, y], axis=1, join="inner").dropna()
         if both.empty:

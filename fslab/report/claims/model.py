@@ -9,7 +9,8 @@ Kinds (see the header of fslab/data/claims/s3.toml for the keys):
           `tolerance` (units of the metric): two one-sided tests
 Size ("about 100x", "about half"): `size` is the published figure (order: the ratio of the
 slower to the faster in the claimed direction; change: the difference; value: the value),
-`band` the factor it may be off by (or `size_range` = [lo, hi]).
+`band` the factor it may be off by (or `size_range` = [lo, hi]); an order claim's band starts
+no lower than sqrt(size), so "about 1.5x faster" never accepts 1.05x.
 """
 from __future__ import annotations
 
@@ -57,6 +58,10 @@ class Claim:
         if self.size is None:
             return None
         lo, hi = sorted((self.size / self.band, self.size * self.band))
+        if self.kind == "order" and self.size > 1:
+            # "N x faster" excludes no difference: a ratio nearer 1 than N (on a log scale)
+            # is not "about N x", so the band starts no lower than sqrt(N)
+            lo = max(lo, self.size ** 0.5)
         return lo, hi
 
 
