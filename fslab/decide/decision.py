@@ -92,7 +92,7 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
                                                           NONE: "the units of every candidate still running failed",
                                                           None: "interrupted"}[race.stopped],
             "finalists": race.finalists, "metric": measure.describe(), "better": race.better,
-            "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
+            "metrics": {f"{s}:{c} {p}": ", ".join(m) for (s, c, p), m in measure.metrics.items()},
             "delta": d.delta, "max_rounds": d.max_rounds, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
             "candidates": rows, "mde": _num(mde), "rounds": rounds,
             "units_run": sum(1 for u in units if u["status"] in ("done", "failed")),

@@ -20,25 +20,39 @@ from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
 from fslab.metrics import answer_metrics, label as metric_label
+from fslab.metrics.answer import job_answer
 from fslab.analysis.groups import FS_FACTOR, level_labels
 
 
 @dataclass
 class Measure:
-    """What the race compares: per workload the metric used, and the direction."""
-    metrics: dict[tuple, str] = field(default_factory=dict)   # (suite, case, params) -> metric
+    """What the race compares: per workload the metrics used (several for a job file's
+    job that reads and writes, or syncs: each direction's rate and the sync latency), and
+    the direction."""
+    metrics: dict[tuple, tuple[str, ...]] = field(default_factory=dict)   # (suite, case, params) -> metrics
     better: str = "higher"
 
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(m for ms in self.metrics.values() for m in ms))
+
+    @property
+    def single(self) -> bool:
+        """One metric of one workload: raced as it is, in its own direction."""
+        return len(self.metrics) == 1 and len(self.names()) == 1
+
     def describe(self) -> str:
-        names = sorted({metric_label(m) for m in self.metrics.values()})
-        if len(names) == 1 and len(self.metrics) == 1:
-            return names[0]
-        return ("geometric mean over workloads of " + ", ".join(names)
+        labels = [metric_label(m) for m in self.names()]
+        if self.single:
+            return labels[0]
+        what = "workloads of " if len(self.metrics) > 1 else ""
+        return (f"geometric mean over {what}{', '.join(sorted(set(labels)))}"
                 + " (each time or latency as its inverse: higher is better)")
 
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
-    """Each workload's answer metric (or `metric` where it was measured)."""
+    """Each workload's answer metric (or `metric` where it was measured); a job file's
+    job is raced on every metric its answer names (what it does: each direction it
+    reads or writes, and its sync latency when it syncs), not only the first."""
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
@@ -50,11 +64,16 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
         if (suite, case) in jobs and not _is_job(params):
             continue
         present = set(g["metric"])
-        chosen = metric if metric else next(iter(answer_metrics(suite, case, params, present)), None)
-        if chosen in present:
+        if metric:
+            chosen = (metric,) if metric in present else ()
+        else:
+            named = answer_metrics(suite, case, params, present)
+            chosen = tuple(named if job_answer(params, present) else named[:1])
+        chosen = tuple(m for m in chosen if m in present)
+        if chosen:
             out.metrics[(suite, case, params)] = chosen
-            directions.add(g.loc[g["metric"] == chosen, "better"].iloc[0])
-    if len(out.metrics) == 1 and directions:
+            directions |= {g.loc[g["metric"] == m, "better"].iloc[0] for m in chosen}
+    if out.single and directions:
         out.better = directions.pop()
     return out
 
@@ -73,17 +92,16 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
     if records.empty or not measure.metrics:
         return {}
     r = records.assign(level=level_labels(records, FS_FACTOR))
-    keep = [measure.metrics.get((s, c, p)) == m for s, c, p, m in
+    keep = [m in measure.metrics.get((s, c, p), ()) for s, c, p, m in
             zip(r["suite"], r["case"], r["params"], r["metric"])]
     r = r[keep]
     if r.empty:
         return {}
     value = r["value"].astype(float)
-    single = len(measure.metrics) == 1
-    if not single:    # every workload "higher is better" before they are combined
+    if not measure.single:    # every value "higher is better" before they are combined
         value = value.where(r["better"] == "higher", 1 / value)
     r = r.assign(value=value)
-    workloads = len(measure.metrics)
+    workloads = sum(len(ms) for ms in measure.metrics.values())
     out: dict[str, dict[int, float]] = {}
     for (level, it), g in r.groupby(["level", "iteration"], sort=True):
         if len(g) < workloads or (g["value"] <= 0).any():
