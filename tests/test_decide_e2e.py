@@ -48,7 +48,8 @@ def test_decide_eliminates_a_mount_option_that_costs_most_of_the_speed(tmp_path,
                           str(tmp_path / "c.toml"), "--results", str(results), check=False)
     assert safe_only.returncode == 2 and "fewer than 2 candidates" in safe_only.stderr + safe_only.stdout
     p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--candidates", str(tmp_path / "c.toml"),
-                  "--allow", "trade", "--profile", "smoke", "--json", "--results", str(results))
+                  "--allow", "trade", "--profile", "smoke", "--json", "--keep-going",
+                  "--results", str(results))
     dec = json.loads(p.stdout)      # stdout holds the JSON alone (progress on stderr)
     assert dec["leader"] == "ext4:plain", p.stdout
     by = {c["label"]: c for c in dec["candidates"]}
@@ -96,7 +97,7 @@ def test_a_clone_throttled_by_10_percent_is_never_ranked_above_its_original(tmp_
     (tmp_path / "c.toml").write_text(PLANTED)
     results = tmp_path / "r"
     p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--candidates", str(tmp_path / "c.toml"),
-                  "--profile", "smoke", "--json", "--results", str(results))
+                  "--profile", "smoke", "--json", "--keep-going", "--results", str(results))
     dec = json.loads(p.stdout)
     by = {c["label"]: c for c in dec["candidates"]}
     assert by["ext4:orig"]["eliminated_round"] is None, p.stdout
@@ -196,3 +197,28 @@ def test_a_database_job_file_is_raced_on_reads_writes_and_fsyncs_and_noise_stops
     text = report.stdout
     assert "Cannot decide at --delta 0.1% (geometric mean" in text, text
     assert "best guess, not shown better" in text and "to apply it (a real" not in text
+
+
+MISSPELLED = """[[candidate]]
+name = "ext4"
+
+[[candidate]]
+name = "ext4"
+variant = "typo"
+mount_options = ["noatim"]
+"""
+
+
+def test_a_misspelled_option_in_the_users_own_candidates_is_refused_before_any_run(tmp_path, state_dir):
+    """Dropped with a line and raced on (exit 0) once; `fslab run` refuses it (exit 2)."""
+    (tmp_path / "job.fio").write_text(JOB)
+    (tmp_path / "c.toml").write_text(MISSPELLED)
+    results = tmp_path / "r"
+    p = run_fslab("decide", "--job", str(tmp_path / "job.fio"), "--candidates", str(tmp_path / "c.toml"),
+                  "--profile", "smoke", "--results", str(results), check=False)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2, out
+    assert "ext4:typo" in out and "noatim" in out and "your candidate" in out
+    assert "Traceback" not in out and "racing" not in out
+    assert not (results / "fslab.sqlite").exists() or not list(
+        __import__("sqlite3").connect(results / "fslab.sqlite").execute("SELECT run_id FROM runs"))

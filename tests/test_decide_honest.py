@@ -172,3 +172,32 @@ def test_an_undecided_race_says_it_cannot_decide_in_its_first_line():
     first = text(d)[0]
     assert first.startswith("Cannot decide at --delta 3% (write IOPS)") and "best guess" in first
     assert any(line.startswith("best guess, not shown better") for line in tail(d))
+
+
+def test_options_that_cannot_help_speed_are_not_in_the_speed_catalogue():
+    from fslab import filesystems
+    xfs = {v for o in filesystems.get("xfs").option_catalogue() for v in o.values}
+    assert not xfs & {"largeio", "wsync", "logbufs=2", "logbufs=4", "discard"}
+    ext4 = {v for o in filesystems.get("ext4").option_catalogue() for v in o.values}
+    assert "discard" not in ext4 and "noatime" in ext4
+    btrfs = {v for o in filesystems.get("btrfs").option_catalogue() for v in o.values}
+    assert "discard=sync" not in btrfs
+
+
+def test_a_candidate_setting_one_option_twice_is_refused(tmp_path):
+    import pytest
+    from fslab.decide.candidates import from_file
+    from fslab.errors import FslabError
+    f = tmp_path / "c.toml"
+    f.write_text('[[candidate]]\nname = "xfs"\n[[candidate]]\nname = "xfs"\nvariant = "lb"\n'
+                 'mount_options = ["logbufs=2,logbufs=8"]\n')
+    with pytest.raises(FslabError, match="logbufs=2 and logbufs=8 set logbufs twice"):
+        from_file(f, {"safe"})
+
+
+def test_a_refusal_for_the_images_size_says_so():
+    from fslab.commands.decide import _small_image
+    said = _small_image("xfs:agcount-8: mkfs.xfs -d agcount=8 refused: Log size must be at least 64MB.",
+                        256 << 20)
+    assert "this profile's 256 MiB image" in said and "--image-size" in said
+    assert _small_image("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""

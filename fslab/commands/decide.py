@@ -144,6 +144,9 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
         raise FslabError("name what to race: --fs ext4,xfs (their option catalogues) or "
                          "--candidates FILE")
     budget_s = _seconds(budget) if budget else None
+    # the user's own candidates (a file, named variants) are refused as `fslab run` refuses
+    # them; the catalogue's may be dropped with a line
+    own = bool(candidates) or any(v.variant != "default" for v in parse_fs(fs or ""))
     if candidates:
         cs = from_file(candidates, allowed)
     else:
@@ -161,7 +164,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                       False, job, image_size, with_text=False)   # the race's text is written below
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
-    kept, probed, left = _probed(cs.candidates, base, con=con)
+    kept, probed, left = _probed(cs.candidates, base, con=con, own=own)
     left = list(cs.left_out) + left
     if len(kept) < 2:
         raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
@@ -183,10 +186,12 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
     return race, probed
 
 
-def _probed(cands, plan, quiet: bool = False, con=console) -> tuple[list, dict, list[str]]:
+def _probed(cands, plan, quiet: bool = False, con=console, own: bool = False
+            ) -> tuple[list, dict, list[str]]:
     """(the candidates mkfs and mount accept, what the probe read back, one line per
     candidate dropped): every candidate with options of its own is probed first, on an
-    image the size `plan`'s units will make it on."""
+    image the size `plan`'s units will make it on. `own`: the user's own candidates, of
+    which a refused one is an input error (exit 2, nothing stored), as in `fslab run`."""
     from fslab.run.probe import has_own_options, probe, probe_sizes   # at use: it starts no work at import
     size = probe_sizes(plan)
     kept, probed, left = [], {}, []
@@ -199,12 +204,29 @@ def _probed(cands, plan, quiet: bool = False, con=console) -> tuple[list, dict, 
             r = probe(driver, c.spec, size_bytes=size(c.spec))
             probed[c.label] = r.as_dict()
             if not r.ok:
+                if own:
+                    raise FslabError(f"{r.why} (your candidate: fix or remove it; fslab run "
+                                     "refuses it alike)", code=2)
+                why = r.why + _small_image(r.why, size(c.spec))
                 if not quiet:
-                    con.print(f"dropped {r.why}", markup=False, highlight=False)
-                left.append(f"{c.label}: {r.why}")
+                    con.print(f"dropped {why}", markup=False, highlight=False)
+                # the probe's line names the candidate already ("xfs:lb256: mkfs ...")
+                left.append(why if why.startswith(f"{c.label}: ") else f"{c.label}: {why}")
                 continue
         kept.append(c)
     return kept, probed, left
+
+
+def _small_image(why: str, size_bytes: int) -> str:
+    """What to add where mkfs refused an option for the image's size (mkfs.xfs `-d
+    agcount=8` on a smoke image: "Log size must be at least 64MB"): the profile's image
+    is too small for it, not the option wrong."""
+    import re
+    if not re.search(r"too small|must be at least|at least \d+\s*[KMG]|minimum size|"
+                     r"too many allocation groups|not enough space", why, re.I):
+        return ""
+    return (f" (on this profile's {size_bytes >> 20} MiB image, the size its units use: "
+            "a larger --image-size or --profile may take it)")
 
 
 def _seconds(text: str) -> float:
