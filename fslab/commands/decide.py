@@ -257,7 +257,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
         n = len(done) + 1
         if decs[-1]["verdict"] == "undecided":     # said once, in the decision
             notes.append(f"no stage {n}: stage {n - 1} could not decide at --delta "
-                         f"{decs[-1]['delta']:g} (its first look said why)")
+                         f"{decs[-1]['delta'] * 100:g}% (its first look said why)")
             break
         if n - 2 < len(stored):           # a stage this run began already: as it was
             s = stored[n - 2]
