@@ -158,7 +158,8 @@ def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
     amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
     lines = narrative(dec)
-    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
+    ref = "winner" if dec["verdict"] == "winner" else "leader"     # no winner: the leader
+    lines.append(f"  candidate                      ratio to {ref:<6} (95% CI)   P(best)  exp. loss"
                  + ("  write ampl." if amp else "") + "  status")
     for r in dec["candidates"]:
         c = cells(r, dec["winner"])
