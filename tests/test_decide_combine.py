@@ -82,7 +82,8 @@ def test_none_or_one_helped_is_no_combination_said_in_one_line():
     assert none.candidate is None and none.helped == []
     assert none.summary().startswith("ext4: no option beat its defaults")
     one = combine("ext4", {"ext4:noatime": 1.02, "ext4:discard": math.nan}, cands, "higher", set())
-    assert one.candidate is None and one.summary() == "ext4: only noatime (+2.0%) beat its defaults: nothing to combine"
+    assert one.candidate is None and one.summary() == ("ext4: only noatime (+2.0%) beat its defaults "
+                                                       "(ahead by its point estimate): nothing to combine")
 
 
 def _plan(cs) -> Plan:
@@ -149,3 +150,26 @@ def test_a_refusal_names_an_option_by_its_words_not_a_part_of_one():
     # 'ssd' inside 'nossd' or 'ssd_spread' is not the ssd option: the weakest of the named goes
     w = c.weaker("mount -o compress=zstd,nossd,noatime refused: ...")
     assert [h.value for h in w.helped] == ["compress=zstd", "ssd"]
+
+
+def test_only_options_whose_interval_is_beyond_no_gain_are_combined():
+    """Issue 36: XFS largeio (+69.5%, it changes only stat()'s preferred size) and
+    logbufs=4 (+49.4%) were combined on their point estimates, their intervals wide
+    across 1. A decide gives the intervals: an option is combined only when its gain is
+    beyond the stage's noise."""
+    cands = {"xfs:largeio": {"changed": "largeio"}, "xfs:noatime": {"changed": "noatime"},
+             "xfs:logbsize=256k": {"changed": "logbsize=256k"}}
+    ratios = {"xfs:largeio": 1.695, "xfs:noatime": 1.08, "xfs:logbsize=256k": 1.06}
+    intervals = {"xfs:largeio": (0.62, 4.6), "xfs:noatime": (1.02, 1.14),
+                 "xfs:logbsize=256k": (1.01, 1.11)}
+    c = combine("xfs", ratios, cands, "higher", set(), intervals)
+    assert [h.value for h in c.helped] == ["noatime", "logbsize=256k"]
+    assert c.candidate is not None and "95% interval beyond no gain" in c.summary()
+    assert "at least +2.0%" in c.summary()
+    noisy = combine("xfs", ratios, cands, "higher", set(),
+                    {k: (0.9, 1.9) for k in intervals})
+    assert noisy.candidate is None and noisy.helped == []
+    assert noisy.summary().startswith("xfs: no option beat its defaults beyond the stage's noise")
+    # a latency: better is lower, the interval's upper end must be under 1
+    low = combine("xfs", {"xfs:noatime": 0.9}, cands, "lower", set(), {"xfs:noatime": (0.8, 1.02)})
+    assert low.helped == []

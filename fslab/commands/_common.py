@@ -26,8 +26,10 @@ def _piped_width(stream) -> int | None:
     return None if interactive or os.environ.get("COLUMNS") else 160
 
 
-console = Console(width=_piped_width("stdout"))
-err = Console(stderr=True, width=_piped_width("stderr"))
+# emoji off: Rich turns ":x:" in a label (a variant named "a:x:b") into an emoji; every
+# label fslab prints is printed as the user wrote it
+console = Console(width=_piped_width("stdout"), emoji=False)
+err = Console(stderr=True, width=_piped_width("stderr"), emoji=False)
 
 
 def results_dir(results: Path | None) -> Path:

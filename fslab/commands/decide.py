@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from fslab import plan as plans, filesystems
-from fslab.commands._common import ResultsOpt, console, results_dir
+from fslab.commands._common import ResultsOpt, console, err, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
 from fslab.run.flags import from_flags
@@ -69,7 +69,11 @@ def decide(
     stages: int = typer.Option(3, "--stages", help="At most this many stages: 1 races only what "
                                "was named; 2 adds the next (the options that helped, combined; or "
                                "the screen winner's options); 3 (default) also combines those."),
-    as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="Race on when the first look "
+                                    "says the rounds are too noisy to decide --delta (by "
+                                    "default the decide stops there and says so)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON (stdout "
+                                 "holds the JSON alone: progress and notes go to stderr)."),
 ) -> None:
     """Race filesystems and their options on your workload; say the winner, P(best), the
     cost of a wrong choice, and what to type."""
@@ -79,6 +83,7 @@ def decide(
     from fslab.run.local import LocalExecutor
     from fslab.run.session import RunSession
     schedule = None   # the plan expanded: by validation, or by the session of a resumed race
+    con = err if as_json else console     # with --json, stdout holds the JSON alone
     if not 1 <= stages <= 3:
         raise FslabError(f"--stages {stages}: 1, 2 or 3")
     if resume:
@@ -95,20 +100,21 @@ def decide(
                            image_size=image_size, target=None)
             the_plan, probed = _race_plan(plan_file, fs, candidates, options, allow, job, suite,
                                           metric, delta, max_rounds, budget, max_candidates,
-                                          profile, fio, image_size, seed, MIN_BLOCKS, replay)
+                                          profile, fio, image_size, seed, MIN_BLOCKS, replay,
+                                          keep_going, con)
             schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
     remember = None if resume else {"max_stages": stages, "max_candidates": max_candidates}
-    policy = RacePolicy(the_plan, store, console, MIN_BLOCKS, remember=remember)
+    policy = RacePolicy(the_plan, store, con, MIN_BLOCKS, remember=remember)
     executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
-    session = RunSession(the_plan, store, console, resume=resume, schedule=schedule)
+    session = RunSession(the_plan, store, con, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
-    dec = _later_stages(store, session.run_id, the_plan, probed, workdir, MIN_BLOCKS)
+    dec = _later_stages(store, session.run_id, the_plan, probed, workdir, MIN_BLOCKS, con)
     store.update_environment(session.run_id, {"decide": {"decision": dec}})
-    from fslab.decide.decision import text
+    from fslab.decide.decision import public, text
     if as_json:
         import orjson
-        print(orjson.dumps(dec, option=orjson.OPT_INDENT_2).decode())
+        print(orjson.dumps(public(dec), option=orjson.OPT_INDENT_2).decode())
     else:
         for line in text(dec):
             console.print(line, markup=False, highlight=False)
@@ -117,7 +123,8 @@ def decide(
 
 
 def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, delta, max_rounds,
-               budget, max_candidates, profile, fio, image_size, seed, min_rounds, replay=()):
+               budget, max_candidates, profile, fio, image_size, seed, min_rounds, replay=(),
+               keep_going=False, con=console):
     """The plan of the race: the workload from the flags, the candidates as its
     [[filesystem]] tables (each probed first: a rejected one is dropped with one line)."""
     from fslab.decide.candidates import STORED, from_catalogue, from_file
@@ -139,6 +146,9 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
         raise FslabError("name what to race: --fs ext4,xfs (their option catalogues) or "
                          "--candidates FILE")
     budget_s = _seconds(budget) if budget else None
+    # the user's own candidates (a file, named variants) are refused as `fslab run` refuses
+    # them; the catalogue's may be dropped with a line
+    own = bool(candidates) or any(v.variant != "default" for v in parse_fs(fs or ""))
     if candidates:
         cs = from_file(candidates, allowed)
     else:
@@ -157,7 +167,7 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                       replay=replay)
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
-    kept, probed, left = _probed(cs.candidates, base)
+    kept, probed, left = _probed(cs.candidates, base, con=con, own=own)
     left = list(cs.left_out) + left
     if len(kept) < 2:
         raise FslabError(f"{len(kept)} candidate(s) left after the probe: nothing to race")
@@ -170,19 +180,21 @@ def _race_plan(plan_file, fs, candidates, options, allow, job, suite, metric, de
                                       candidates={c.label: {k: v for k, v in c.as_dict().items()
                                                             if k in STORED}
                                                   for c in kept},
-                                      left_out=left)})
+                                      left_out=left, keep_going=keep_going)})
     race.check_unique_variants()
     race = race.model_copy(update={"source_text": plans.to_toml(race),
                                    "source_path": "<fslab decide>"})
-    console.print(f"racing {len(kept)} candidates: {', '.join(c.label for c in kept)}",
-                  markup=False, highlight=False)
+    con.print(f"racing {len(kept)} candidates: {', '.join(c.label for c in kept)}",
+              markup=False, highlight=False)
     return race, probed
 
 
-def _probed(cands, plan, quiet: bool = False) -> tuple[list, dict, list[str]]:
+def _probed(cands, plan, quiet: bool = False, con=console, own: bool = False
+            ) -> tuple[list, dict, list[str]]:
     """(the candidates mkfs and mount accept, what the probe read back, one line per
     candidate dropped): every candidate with options of its own is probed first, on an
-    image the size `plan`'s units will make it on."""
+    image the size `plan`'s units will make it on. `own`: the user's own candidates, of
+    which a refused one is an input error (exit 2, nothing stored), as in `fslab run`."""
     from fslab.run.probe import has_own_options, probe, probe_sizes   # at use: it starts no work at import
     size = probe_sizes(plan)
     kept, probed, left = [], {}, []
@@ -195,12 +207,29 @@ def _probed(cands, plan, quiet: bool = False) -> tuple[list, dict, list[str]]:
             r = probe(driver, c.spec, size_bytes=size(c.spec))
             probed[c.label] = r.as_dict()
             if not r.ok:
+                if own:
+                    raise FslabError(f"{r.why} (your candidate: fix or remove it; fslab run "
+                                     "refuses it alike)", code=2)
+                why = r.why + _small_image(r.why, size(c.spec))
                 if not quiet:
-                    console.print(f"dropped {r.why}", markup=False, highlight=False)
-                left.append(f"{c.label}: {r.why}")
+                    con.print(f"dropped {why}", markup=False, highlight=False)
+                # the probe's line names the candidate already ("xfs:lb256: mkfs ...")
+                left.append(why if why.startswith(f"{c.label}: ") else f"{c.label}: {why}")
                 continue
         kept.append(c)
     return kept, probed, left
+
+
+def _small_image(why: str, size_bytes: int) -> str:
+    """What to add where mkfs refused an option for the image's size (mkfs.xfs `-d
+    agcount=8` on a smoke image: "Log size must be at least 64MB"): the profile's image
+    is too small for it, not the option wrong."""
+    import re
+    if not re.search(r"too small|must be at least|at least \d+\s*[KMG]|minimum size|"
+                     r"too many allocation groups|not enough space", why, re.I):
+        return ""
+    return (f" (on this profile's {size_bytes >> 20} MiB image, the size its units use: "
+            "a larger --image-size or --profile may take it)")
 
 
 def _seconds(text: str) -> float:
@@ -211,7 +240,8 @@ def _seconds(text: str) -> float:
     return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[m[2]]
 
 
-def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds: int) -> dict:
+def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds: int,
+                  con=console) -> dict:
     """Stage 1 has run: each next stage (docs/decide.md), built from the store or, on
     --resume, read back from it, run in the same run; the decision of the last stage,
     with every stage's said in "stages"."""
@@ -228,6 +258,10 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
     done = [stage]
     while True:
         n = len(done) + 1
+        if decs[-1]["verdict"] == "undecided":     # said once, in the decision
+            notes.append(f"no stage {n}: stage {n - 1} could not decide at --delta "
+                         f"{decs[-1]['delta'] * 100:g}% (its first look said why)")
+            break
         if n - 2 < len(stored):           # a stage this run began already: as it was
             s = stored[n - 2]
             stage = st.Stage(s["kind"], plans.parse(s["plan"], f"stage {n} of {run_id}"),
@@ -257,8 +291,8 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                 notes += lines
                 break
             for line in lines:
-                console.print(line, markup=False, highlight=False)
-            kept, probed, left = _probed([c for c in cands if c.label not in probes], plan1)
+                con.print(line, markup=False, highlight=False)
+            kept, probed, left = _probed([c for c in cands if c.label not in probes], plan1, con=con)
             kept += [c for c in cands if c.label in probes]       # the combinations, probed
             kept.sort(key=cands.index)
             probed.update({c.label: probes[c.label] for c in kept if c.label in probes})
@@ -274,10 +308,10 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                            "probed": probed, "why": why})
             store.update_environment(run_id, {"decide": {"stages": stored}})
             notes.append(why)
-        policy = RacePolicy(stage.plan, store, console, min_rounds, first=stage.first)
+        policy = RacePolicy(stage.plan, store, con, min_rounds, first=stage.first)
         executor = StageExecutor(stage, n, workdir=workdir, rounds_policy=policy,
                                     probed=stage.probed)
-        session = RunSession(stage.plan, store, console, resume=run_id,
+        session = RunSession(stage.plan, store, con, resume=run_id,
                              schedule=StageSchedule.of(stage.plan))
         session.run(executor, summary=False)
         decs.append(decision(store, run_id, stage.plan, min_rounds, first=stage.first))

@@ -131,6 +131,8 @@ def from_file(path: Path, allow: set[str]) -> CandidateSet:
             raise FslabError(f"{path}: candidate {spec.label} appears twice; give each a variant name")
         seen.add(spec.label)
         filesystems.get(spec.name)     # an unknown filesystem is an input error, here
+        if (why := conflicting(spec)):
+            raise FslabError(f"{path}: {why}")
         c = Candidate(spec, safety, trades, _changed(spec), unknown=classify(spec)[2])
         if safety not in allow:
             left.append(f"{spec.label}: a trade ({trades or 'said so in the file'}); --allow trade races it")
@@ -163,10 +165,29 @@ def classify(spec: FilesystemSpec) -> tuple[str, str, str]:
     return ("trade" if trades else "unknown" if unknown else "safe"), "; ".join(trades), effect
 
 
+def conflicting(spec: FilesystemSpec) -> str | None:
+    """Why one candidate sets an option against itself (one mount option key given two
+    values, `-o logbufs=2,logbufs=8`: the kernel keeps the last, so the label would say
+    what did not run), else None."""
+    values: dict[str, list[str]] = {}
+    for o in spec.mount_options:
+        for part in (p.strip() for p in o.split(",")):
+            key, eq, _ = part.partition("=")
+            if eq:
+                values.setdefault(key, []).append(part)
+    clash = next((v for v in values.values() if len(set(v)) > 1), None)
+    if clash is None:
+        return None
+    return (f"{spec.label}: mount options {' and '.join(dict.fromkeys(clash))} set "
+            f"{clash[0].partition('=')[0]} twice (the kernel keeps the last): give one value")
+
+
 def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
     """Exactly the variants the user named (--fs NAME:VARIANT[...]), classed by the catalogue."""
     out, left = [], []
     for spec in specs:
+        if (why := conflicting(spec)):
+            raise FslabError(why)
         safety, trades, unknown = classify(spec)
         c = Candidate(spec, safety, trades, _changed(spec), unknown=unknown)
         if safety == "trade" and safety not in allow:     # an unknown one: the user named it

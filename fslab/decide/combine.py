@@ -1,10 +1,12 @@
 """The combination stage's rule: which options of a one-at-a-time race are combined.
 
-An option "helped" when its candidate was not eliminated and its geometric-mean ratio
-to its filesystem's defaults, within the rounds both ran, is better than 1 by its point
-estimate. That is a screening rule, not a claim: stage 1's data chose the options, so
-they say nothing about the combination; only the next stage's fresh rounds do
-(docs/decide.md). Among the helpers, one value per catalogue key (the better one), and
+An option "helped" when its candidate was not eliminated and the 95% interval of its
+geometric-mean ratio to its filesystem's defaults, within the rounds both ran (the
+paired t on the within-round log ratios), lies wholly on the better side of 1: its gain
+is beyond the stage's noise. (A point estimate above 1 combined noise: XFS `largeio`,
+which changes only stat()'s preferred size, "+69.5%", `logbufs=4` "+49.4%"; issue 36.)
+It is still a screening rule, not a claim: stage 1's data chose the options, so they say
+nothing about the combination; only the next stage's fresh rounds do (docs/decide.md). Among the helpers, one value per catalogue key (the better one), and
 of two keys the catalogue marks as conflicting (Option.conflicts) the better one; two
 or more left make one combined candidate per filesystem. mkfs or mount refusing the
 combination is the probe's to say: then the weakest of the options its refusal names goes
@@ -29,6 +31,7 @@ class Helped:
     key: str
     value: str
     ratio: float          # the option's candidate / its defaults, within rounds (point estimate)
+    low: float | None = None    # its 95% interval's end nearer no gain (None: not known)
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Combination:
     helped: list[Helped] = field(default_factory=list)     # what goes in, best first
     dropped: list[str] = field(default_factory=list)       # helpers left out, one line each
     candidate: Candidate | None = None                    # None: fewer than two helped
+    by_interval: bool = True     # the rule: the interval beyond no gain (else the point)
 
     def weaker(self, refusal: str = "") -> "Combination":
         """The same without one option: the weakest of those the refusal names (mkfs's or
@@ -44,19 +48,24 @@ class Combination:
         weakest of all."""
         words = re.split(r"[\s,]+", refusal)
         named = [h for h in self.helped if _names(words, h.value.split())] or self.helped
-        out = Combination(self.fs, [h for h in self.helped if h is not named[-1]], list(self.dropped))
+        out = Combination(self.fs, [h for h in self.helped if h is not named[-1]], list(self.dropped),
+                          by_interval=self.by_interval)
         if len(out.helped) >= 2:
             out.candidate = _candidate(self.fs, [(h, option_of(self.fs, h.value)) for h in out.helped])
         return out
 
     def summary(self) -> str:
-        ins = ", ".join(f"{h.value} ({_pct(h.ratio)})" for h in self.helped)
+        ins = ", ".join(f"{h.value} ({_pct(h.ratio)}"
+                        + (f", at least {_pct(h.low)}" if h.low is not None else "") + ")"
+                        for h in self.helped)
+        rule = ("its 95% interval beyond no gain" if self.by_interval else
+                "ahead by its point estimate")
         if self.candidate is None:
-            return (f"{self.fs}: no option beat its defaults (not eliminated and ahead by its "
-                    "point estimate): nothing to combine" if not self.helped else
-                    f"{self.fs}: only {ins} beat its defaults: nothing to combine")
-        return (f"{self.fs}: combined {ins} (each ahead of the defaults by its point estimate "
-                "in the one-at-a-time stage, not eliminated)" + "".join(f"; {d}" for d in self.dropped))
+            return (f"{self.fs}: no option beat its defaults beyond the stage's noise (not "
+                    f"eliminated, {rule}): nothing to combine" if not self.helped else
+                    f"{self.fs}: only {ins} beat its defaults ({rule}): nothing to combine")
+        return (f"{self.fs}: combined {ins} (each ahead of the defaults in the one-at-a-time "
+                f"stage, {rule}, not eliminated)" + "".join(f"; {d}" for d in self.dropped))
 
 
 def _names(words: list[str], option: list[str]) -> bool:
@@ -75,10 +84,12 @@ def option_of(fs: str, value: str):
 
 
 def combine(fs: str, ratios: dict[str, float], candidates: dict[str, dict], better: str,
-            eliminated: set[str]) -> Combination:
-    """`ratios`: label -> its ratio to `fs`'s defaults (within rounds); `candidates`: label
-    -> the race's record of it (its "changed" value, "fs")."""
-    out = Combination(fs)
+            eliminated: set[str], intervals: dict[str, tuple[float, float]] | None = None
+            ) -> Combination:
+    """`ratios`: label -> its ratio to `fs`'s defaults (within rounds); `intervals`: label
+    -> that ratio's 95% interval (a decide always gives them; without, the point estimate
+    is the rule); `candidates`: label -> the race's record of it (its "changed" value, "fs")."""
+    out = Combination(fs, by_interval=intervals is not None)
     sign = 1 if better == "higher" else -1
     best: dict[str, tuple[Helped, object]] = {}
     for label, ratio in ratios.items():
@@ -88,10 +99,16 @@ def combine(fs: str, ratios: dict[str, float], candidates: dict[str, dict], bett
             continue
         if not math.isfinite(ratio) or sign * math.log(ratio) <= 0:
             continue
+        low = None
+        if intervals is not None:
+            lo, hi = intervals.get(label, (math.nan, math.nan))
+            low = lo if sign > 0 else hi
+            if not (math.isfinite(low) and low > 0 and sign * math.log(low) > 0):
+                continue          # its gain is within the stage's noise
         option = option_of(fs, value)
         if option is None:
             continue
-        h = Helped(label, option.key, value, ratio)
+        h = Helped(label, option.key, value, ratio, low)
         held = best.get(option.key)
         if held is None or sign * math.log(ratio) > sign * math.log(held[0].ratio):
             if held is not None:

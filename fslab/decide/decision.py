@@ -8,8 +8,8 @@ import math
 
 from fslab import filesystems
 from fslab.decide.posterior import posterior, smallest_detectable
-from fslab.decide.policy import replay
-from fslab.decide.race import BUDGET, GOOD, NONE, TIE, WINNER
+from fslab.decide.policy import noise_key, replay
+from fslab.decide.race import BUDGET, GOOD, NOISE, NONE, TIE, WINNER
 from fslab.plan import Plan
 from fslab.analysis.groups import FS_FACTOR, level_labels
 from fslab.analysis.names import ratio_text
@@ -84,15 +84,20 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
     tied = race.finalists if race.stopped in (GOOD, TIE) else alive
     ties = tied if len(tied) > 1 else []
     verdict = {WINNER: "winner", TIE: "tie", GOOD: "tie", BUDGET: "tie", NONE: "no candidate left",
-               None: "unfinished"}[race.stopped]
+               NOISE: "undecided", None: "unfinished"}[race.stopped]
+    env = (store.run(run_id).get("environment") or {}).get("decide") or {}
+    # what the race showed enough to act on: a winner, a tie shown within delta, or a
+    # leader the others were shown not delta better than; else the leader is a best guess
+    decided = race.stopped in (WINNER, TIE, GOOD)
     return {"run": run_id, "verdict": verdict, "winner": winner, "ties": ties,
             "equivalent": race.stopped == TIE, "stopped": {WINNER: "one left", TIE: "within delta",
                                                           GOOD: "none delta better than the leader",
                                                           BUDGET: "rounds or budget spent",
+                                                          NOISE: "too noisy to decide delta",
                                                           NONE: "the units of every candidate still running failed",
                                                           None: "interrupted"}[race.stopped],
             "finalists": race.finalists, "metric": measure.describe(), "better": race.better,
-            "metrics": {f"{s}:{c} {p}": m for (s, c, p), m in measure.metrics.items()},
+            "metrics": {f"{s}:{c} {p}": ", ".join(m) for (s, c, p), m in measure.metrics.items()},
             "delta": d.delta, "max_rounds": d.max_rounds, "alpha": race.alpha, "alpha_per_look": race.alpha_look,
             "candidates": rows, "mde": _num(mde), "rounds": rounds,
             "units_run": sum(1 for u in units if u["status"] in ("done", "failed")),
@@ -100,6 +105,9 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
             "units_full_factorial": len(race.labels) * d.max_rounds * _cases(units),
             "left_out": list(d.left_out),
             "commands": _commands(specs[winner]) if winner and not specs[winner].throttle else [],
+            # the commands are a decision's, or only the leader's of an undecided race
+            "decided": decided,
+            "cannot_decide": env.get(noise_key(first) + "_why", "") if race.stopped == NOISE else "",
             "traded": [r["label"] + ": " + r["trades"] for r in rows
                        if r["label"] in (ties or [winner]) and r["safety"] == "trade"]}
 
@@ -137,11 +145,21 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:.1f}%"
 
 
+def chance(p: float | None) -> str:
+    """P(best) at the precision its rounds support: whole percents (a posterior on 2-9
+    degrees of freedom, 4,000 draws), "< 1%" and "> 99%" at the ends, never "0.0%"
+    beside an interval that reaches past the leader."""
+    if p is None:
+        return "—"
+    return "< 1%" if p < 0.01 else "> 99%" if p > 0.99 else f"{round(p * 100):.0f}%"
+
+
 def text(dec: dict) -> list[str]:
     """The decision in plain lines, the terminal's and the Markdown's."""
     amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
     lines = narrative(dec)
-    lines.append("  candidate                      ratio to winner (95% CI)   P(best)  exp. loss"
+    ref = "winner" if dec["verdict"] == "winner" else "leader"     # no winner: the leader
+    lines.append(f"  candidate                      ratio to {ref:<6} (95% CI)   P(best)  exp. loss"
                  + ("  write ampl." if amp else "") + "  status")
     for r in dec["candidates"]:
         c = cells(r, dec["winner"])
@@ -171,8 +189,34 @@ def narrative(dec: dict) -> list[str]:
     return lines
 
 
+def public(dec: dict) -> dict:
+    """The decision as `fslab decide --json` prints it: "winner" only for a winner (the
+    leader of a tie or of an undecided race is "leader", never "winner"), each stage's
+    alike. The stored decision keeps the leader in "winner" (the report's reference)."""
+    def one(d: dict) -> dict:
+        return {**d, "leader": d["winner"],
+                "winner": d["winner"] if d["verdict"] == "winner" else None}
+    out = one(dec)
+    if dec.get("stages"):
+        out["stages"] = [one(s) for s in dec["stages"]]
+    return out
+
+
+def decided(dec: dict) -> bool:
+    """Whether the race showed its answer (a decision stored before this key: not a tie
+    the rounds could not separate)."""
+    if "decided" in dec:
+        return bool(dec["decided"])
+    return dec["verdict"] == "winner" or (dec["verdict"] == "tie" and dec["stopped"] in (
+        "within delta", "none delta better than the leader"))
+
+
 def verdict_line(dec: dict) -> str:
     """The one sentence that says what to choose, and how sure."""
+    if dec["verdict"] == "undecided":
+        return (f"Cannot decide at --delta {percent(dec['delta'])} ({dec['metric']}): "
+                f"{dec.get('cannot_decide') or 'the rounds are too noisy'}; leader after "
+                f"{dec['rounds']} rounds {dec['winner']}, a best guess, not shown better")
     if dec["winner"] is None:
         return f"No decision: {dec['stopped']} (each candidate's line says why)"
     if dec["verdict"] == "winner":
@@ -209,7 +253,7 @@ def cells(r: dict, winner: str | None) -> dict[str, str]:
         f"; a planted slowdown (throttled {percent(r['throttle'])}), not a configuration"
         if r.get("throttle") else "")
     wa = r.get("write_amplification")
-    return {"ratio": ratio, "p_best": "—" if r["p_best"] is None else pct(r["p_best"]),
+    return {"ratio": ratio, "p_best": chance(r["p_best"]),
             "expected_loss": "—" if r["expected_loss"] is None else pct(r["expected_loss"]),
             "write_amplification": "—" if wa is None else f"{wa:.2f}×", "status": status}
 
@@ -230,8 +274,12 @@ def tail(dec: dict) -> list[str]:
     if lead and lead.get("throttle"):
         lines.append(f"nothing to apply: {lead['label']} is a benchmark clone throttled by "
                      f"{percent(lead['throttle'])} (a planted slowdown), not a configuration")
-    if dec["commands"]:
+    if dec["commands"] and decided(dec):
         lines.append("to apply it (a real device; fslab measured on loop images):")
+        lines += [f"  {c}" for c in dec["commands"]]
+    elif dec["commands"]:
+        lines.append(f"best guess, not shown better: {dec['winner']} only leads; to apply it "
+                     "anyway (a real device; fslab measured on loop images):")
         lines += [f"  {c}" for c in dec["commands"]]
     lines += [f"not raced: {lo}" for lo in dec["left_out"]]
     return lines + list(dec.get("stage_notes") or [])
@@ -240,6 +288,8 @@ def tail(dec: dict) -> list[str]:
 def stage_lines(s: dict) -> list[str]:
     """One stage of a decide: what raced, what won, why."""
     won = (f"winner {s['winner']}" if s["verdict"] == "winner" else
+           f"undecided, too noisy to decide delta (leader {s['winner']}, a best guess)"
+           if s["verdict"] == "undecided" else
            f"leader {s['winner']}, none of the others delta better (retired, not shown worse)"
            if s["stopped"] == "none delta better than the leader" else
            f"tie of {', '.join(s['ties'])}, leader {s['winner']} ({s['stopped']})" if s["winner"]
@@ -247,7 +297,7 @@ def stage_lines(s: dict) -> list[str]:
     p = s.get("p_best") or {}
     out = [f"Stage {s['stage']}: {s['raced']} ({len(s['candidates'])} candidates, rounds "
            f"{s['first_round']}-{s['first_round'] + s['rounds'] - 1}, seed {s['seed']}): {won}"
-           + (f", P(best) {p[s['winner']]:.0%}" if s["winner"] in p else "")]
+           + (f", P(best) {chance(p[s['winner']])}" if s["winner"] in p else "")]
     if s.get("why"):
         out.append(f"  why: {s['why']}")
     if s["eliminated"]:

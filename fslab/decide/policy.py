@@ -20,25 +20,39 @@ from fslab.decide.race import BUDGET, Elimination, Race
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
 from fslab.metrics import answer_metrics, label as metric_label
+from fslab.metrics.answer import job_answer
 from fslab.analysis.groups import FS_FACTOR, level_labels
 
 
 @dataclass
 class Measure:
-    """What the race compares: per workload the metric used, and the direction."""
-    metrics: dict[tuple, str] = field(default_factory=dict)   # (suite, case, params) -> metric
+    """What the race compares: per workload the metrics used (several for a job file's
+    job that reads and writes, or syncs: each direction's rate and the sync latency), and
+    the direction."""
+    metrics: dict[tuple, tuple[str, ...]] = field(default_factory=dict)   # (suite, case, params) -> metrics
     better: str = "higher"
 
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(m for ms in self.metrics.values() for m in ms))
+
+    @property
+    def single(self) -> bool:
+        """One metric of one workload: raced as it is, in its own direction."""
+        return len(self.metrics) == 1 and len(self.names()) == 1
+
     def describe(self) -> str:
-        names = sorted({metric_label(m) for m in self.metrics.values()})
-        if len(names) == 1 and len(self.metrics) == 1:
-            return names[0]
-        return ("geometric mean over workloads of " + ", ".join(names)
+        labels = [metric_label(m) for m in self.names()]
+        if self.single:
+            return labels[0]
+        what = "workloads of " if len(self.metrics) > 1 else ""
+        return (f"geometric mean over {what}{', '.join(sorted(set(labels)))}"
                 + " (each time or latency as its inverse: higher is better)")
 
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
-    """Each workload's answer metric (or `metric` where it was measured)."""
+    """Each workload's answer metric (or `metric` where it was measured); a job file's
+    job is raced on every metric its answer names (what it does: each direction it
+    reads or writes, and its sync latency when it syncs), not only the first."""
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
@@ -50,11 +64,16 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
         if (suite, case) in jobs and not _is_job(params):
             continue
         present = set(g["metric"])
-        chosen = metric if metric else next(iter(answer_metrics(suite, case, params, present)), None)
-        if chosen in present:
+        if metric:
+            chosen = (metric,) if metric in present else ()
+        else:
+            named = answer_metrics(suite, case, params, present)
+            chosen = tuple(named if job_answer(params, present) else named[:1])
+        chosen = tuple(m for m in chosen if m in present)
+        if chosen:
             out.metrics[(suite, case, params)] = chosen
-            directions.add(g.loc[g["metric"] == chosen, "better"].iloc[0])
-    if len(out.metrics) == 1 and directions:
+            directions |= {g.loc[g["metric"] == m, "better"].iloc[0] for m in chosen}
+    if out.single and directions:
         out.better = directions.pop()
     return out
 
@@ -73,17 +92,16 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
     if records.empty or not measure.metrics:
         return {}
     r = records.assign(level=level_labels(records, FS_FACTOR))
-    keep = [measure.metrics.get((s, c, p)) == m for s, c, p, m in
+    keep = [m in measure.metrics.get((s, c, p), ()) for s, c, p, m in
             zip(r["suite"], r["case"], r["params"], r["metric"])]
     r = r[keep]
     if r.empty:
         return {}
     value = r["value"].astype(float)
-    single = len(measure.metrics) == 1
-    if not single:    # every workload "higher is better" before they are combined
+    if not measure.single:    # every value "higher is better" before they are combined
         value = value.where(r["better"] == "higher", 1 / value)
     r = r.assign(value=value)
-    workloads = len(measure.metrics)
+    workloads = sum(len(ms) for ms in measure.metrics.values())
     out: dict[str, dict[int, float]] = {}
     for (level, it), g in r.groupby(["level", "iteration"], sort=True):
         if len(g) < workloads or (g["value"] <= 0).any():
@@ -133,41 +151,23 @@ class RacePolicy:
         if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):
             self.store.update_environment(self.run_id, {"decide": {budget_key(self.first): it}})
             race.stop_for_budget()
+        if not race.stopped and it - self.first == self.min_rounds:
+            said = reach(race)
+            if said:
+                words, far = said
+                self.console.print(words, markup=False, highlight=False)
+                if far and not self.plan.decide.keep_going:
+                    self.store.update_environment(self.run_id, {"decide": {
+                        noise_key(self.first): it, noise_key(self.first) + "_why": words}})
+                    race.stop_for_noise()
         if race.stopped:
             return []
-        if it - self.first == self.min_rounds:
-            self._say_reach(race)
         alive = set(race.survivors)
         return [p for p in pairs if p[0].label in alive]
 
-    def _say_reach(self, race: Race) -> None:
-        """At the first look, what the race can hope to tell apart: the smallest difference
-        its last look finds with 80% power at the noise of the rounds so far. Where that
-        is more than delta, close candidates will end as a tie the rounds could not
-        separate, and the user can stop, or give more rounds or a wider --delta now."""
-        alive = [lv for lv in race.survivors if race.values.get(lv)]
-        if len(alive) < 2:
-            return
-        lead = race.leader(alive)
-        k = len(alive)
-        per = {lv: x for lv, x in detectable(race.values, lead, [lv for lv in alive if lv != lead],
-                                             race.level(race.max_rounds), max(1, k * (k - 1) // 2),
-                                             rounds=race.max_rounds).items() if math.isfinite(x)}
-        if not per:
-            return
-        reach = float(np.median(list(per.values())))
-        lo, hi = min(per, key=per.get), max(per, key=per.get)
-        span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
-                f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {reach:.1%},")
-        words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
-                 f"can tell apart about {span} with 80% power, each candidate against the leader "
-                 f"at its own noise (--delta {percent(race.delta)})")
-        if reach > race.delta:
-            words += ("; candidates closer than their figure will likely not be shown worse: "
-                      "retired (not delta better than the leader) or left in a tie the rounds "
-                      "could not separate (more --max-rounds tells closer ones apart; a --delta "
-                      "near it ends the race sooner)")
-        self.console.print(words, markup=False, highlight=False)
+    def most_units(self, pairs: list) -> int:
+        """The most units this stage can run: every candidate and case in every round."""
+        return len(pairs) * self.plan.decide.max_rounds
 
     def _over_budget(self, it: int) -> bool:
         budget = self.plan.decide.budget_seconds
@@ -177,6 +177,76 @@ class RacePolicy:
         spent = sum(u["finished"] - u["started"] for u in units)
         per_round = spent / max(1, it)
         return spent + per_round > budget
+
+
+# the first look stops the race when the median smallest detectable difference is more
+# than this many times --delta and some candidate is closer to the leader than its own
+# figure: the race could then show only candidates several deltas apart, and its answer
+# would be a tie the rounds could not separate (issue 36: "about 47.6% to 5025.5%, median
+# 412.6%" at --delta 3%, then 14 more minutes and two stages)
+FAR_BEYOND = 3.0
+
+
+def reach(race: Race) -> tuple[str, bool] | None:
+    """At the first look, what the race can hope to tell apart: the smallest difference
+    its last look finds with 80% power at the noise of the rounds so far, each candidate
+    against the leader at its own noise; and whether that is far beyond --delta
+    (FAR_BEYOND). None when there is nothing to say."""
+    alive = [lv for lv in race.survivors if race.values.get(lv)]
+    if len(alive) < 2:
+        return None
+    lead = race.leader(alive)
+    k = len(alive)
+    per = {lv: x for lv, x in detectable(race.values, lead, [lv for lv in alive if lv != lead],
+                                         race.level(race.max_rounds), max(1, k * (k - 1) // 2),
+                                         rounds=race.max_rounds).items() if math.isfinite(x)}
+    if not per:
+        return None
+    median = float(np.median(list(per.values())))
+    lo, hi = min(per, key=per.get), max(per, key=per.get)
+    span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
+            f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {median:.1%},")
+    words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
+             f"can tell apart about {span} with 80% power, each candidate against the leader "
+             f"at its own noise (--delta {percent(race.delta)})")
+    # a candidate already further behind than its own reach can still be shown worse in
+    # the rounds left (a sync mount 2x slower): the race goes on while one such is there
+    # for every one it could not separate
+    sign = 1 if race.better == "higher" else -1
+    gap = {}
+    for lv in per:
+        common = race.common_rounds([lead, lv])
+        gap[lv] = math.expm1(sign * float(np.mean(np.log([race.values[lead][r] / race.values[lv][r]
+                                                             for r in common]))))
+    hopeless = [lv for lv in per if gap[lv] < per[lv]]
+    far = median > FAR_BEYOND * race.delta and bool(hopeless)
+    if far:
+        words += (f": more than {FAR_BEYOND:g}x --delta, so this machine and profile cannot "
+                  f"decide a {percent(race.delta)} difference; " + advice(median)
+                  + "; stopped here (--keep-going races on anyway)")
+    elif median > race.delta:
+        words += ("; candidates closer than their figure will likely not be shown worse: "
+                  "retired (not delta better than the leader) or left in a tie the rounds "
+                  "could not separate (more --max-rounds tells closer ones apart; "
+                  + advice(median) + ")")
+    return words, far
+
+
+def advice(median: float) -> str:
+    """What the user can type about a reach of `median`: a --delta the flag accepts (a
+    fraction below 1), or, past that, what else would make the rounds quieter."""
+    suggest = math.ceil(median * 100) / 100
+    if suggest < 1:
+        return (f"--delta {suggest:.2f} asks only what these rounds can show, and ends "
+                "the race sooner")
+    return ("no --delta can ask that much (it is a fraction below 1): a longer runtime "
+            "(the job's runtime=, or --profile standard), more --max-rounds, or a quieter "
+            "machine")
+
+
+def noise_key(first: int) -> str:
+    """Where a stage's stop at the first look for its noise is kept."""
+    return "noise_stop_after" if not first else f"noise_stop_after_{first}"
 
 
 def budget_key(first: int) -> str:
@@ -205,6 +275,8 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     failed = {(lv, r - first): why for (lv, r), why in _failed_rounds(store, run_id).items()}
     budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(budget_key(first))
     budget_stop = None if budget_stop is None else budget_stop - first
+    noise_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(noise_key(first))
+    noise_stop = None if noise_stop is None else noise_stop - first
     for r in range(1, upto + 1):
         for lv in race.survivors:
             if (lv, r) in failed:
@@ -218,6 +290,9 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
             break
         if budget_stop is not None and r >= budget_stop:
             race.stopped = BUDGET
+            break
+        if noise_stop is not None and r >= noise_stop:
+            race.stop_for_noise()
             break
     return race, measure
 

@@ -65,6 +65,7 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
             both = sorted(set(pairs[a]) & set(pairs[b]))
             corr[i, j] = corr[j, i] = _correlation(ratios(a, both), ratios(b, both)) \
                 * len(both) / math.sqrt(n[i] * n[j])
+    corr = _shrunk(corr, float(np.mean(n)))
     vals, vecs = np.linalg.eigh(corr)
     root = vecs * np.sqrt(np.clip(vals, 0, None))                         # corr = root root'
     # pairwise estimates need not make a valid correlation matrix: the nearest one with
@@ -82,6 +83,25 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
     return {lv: {"p_best": float(p_best[i]), "expected_loss": float(loss[:, i].mean())}
             for i, lv in enumerate(labels)}
+
+
+def _shrunk(corr: np.ndarray, rounds: float) -> np.ndarray:
+    """The ratios' correlation, shrunk toward one common correlation (their mean) by
+    (k - 1) / (k - 1 + n - 1) for k - 1 ratios on n rounds. Estimated from n rounds, the
+    correlation of k - 1 ratios has rank at most n - 1: with 12 candidates at 3 rounds
+    every draw lay in a plane, where a candidate that a t on 2 degrees of freedom gave
+    13% to beat the leader could never be best (P(best) 0.0% beside the interval
+    0.401-1.535; issue 36: 480 of 2,200 such candidates in 200 simulated looks). The
+    common correlation keeps what the ratios share (the leader's noise in each) and makes
+    the matrix full rank; the weight falls as rounds grow."""
+    k = len(corr)
+    if k < 2:
+        return corr
+    common = float(np.clip(corr[~np.eye(k, dtype=bool)].mean(), -1 / (k - 1) + 1e-6, 1 - 1e-6))
+    target = np.full((k, k), common)
+    np.fill_diagonal(target, 1.0)
+    weight = (k - 1) / (k - 1 + max(rounds - 1, 0))
+    return (1 - weight) * corr + weight * target
 
 
 def _reference(values: dict[str, dict[int, float]], labels: list[str], better: str) -> str:

@@ -53,6 +53,9 @@ from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
 
 WINNER, TIE, GOOD, BUDGET, NONE = "winner", "tie", "leader within delta", "budget", "none left"
+# stopped at the first look: the rounds' noise puts the smallest difference the race could
+# find far beyond --delta (RacePolicy; --keep-going races on)
+NOISE = "too noisy"
 
 
 @dataclass
@@ -204,6 +207,9 @@ class Race:
 
     def stop_for_budget(self) -> None:
         self.stopped = self.stopped or BUDGET
+
+    def stop_for_noise(self) -> None:
+        self.stopped = self.stopped or NOISE
 
     def leader(self, alive: list[str] | None = None) -> str:
         alive = alive or self.survivors

@@ -75,14 +75,16 @@ def combinations(store, run_id: str, stage: Stage, min_rounds: int):
         base = next((lv for lv, v in info.items() if v["fs"] == fs and v.get("changed") == "defaults"), None)
         if base is None or not race.values.get(base):
             continue
-        ratios = {}
+        ratios, intervals = {}, {}
         for lv, v in info.items():
             if v["fs"] != fs or lv == base or not race.values.get(lv):
                 continue
             if len(race.common_rounds([base, lv])) >= 2:
-                ratios[lv] = float(race.pair(base, lv)["ratio"])
+                t = race.pair(base, lv)
+                ratios[lv] = float(t["ratio"])
+                intervals[lv] = (float(t["ratio_ci_lo"]), float(t["ratio_ci_hi"]))
         ratios = {k: r for k, r in ratios.items() if math.isfinite(r)}
-        out.append(combine(fs, ratios, info, race.better, set(race.eliminated)))
+        out.append(combine(fs, ratios, info, race.better, set(race.eliminated), intervals))
     return out
 
 

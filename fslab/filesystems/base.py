@@ -110,9 +110,6 @@ ATIME = Option("noatime", "mount", ("noatime",), "safe",
 LAZYTIME = Option("lazytime", "mount", ("lazytime",), "trade",
                   "timestamps are kept in memory and written with other inode updates",
                   "mount(8)", trades="a crash loses timestamp updates up to 24 h old")
-DISCARD = Option("discard", "mount", ("discard",), "safe",
-                 "TRIM on every delete (slower deletes, the device learns free space at once)",
-                 "mount(8), ext4(5), xfs(5)")
 
 
 def kernel_has(fstype: str) -> bool:

@@ -222,6 +222,35 @@ def declared_io(options: dict) -> dict[str, Any]:
     return out
 
 
+def declared_group_io(members: list[dict]) -> dict[str, Any]:
+    """What a group of jobs that fio reported as one entry (group_reporting) does together:
+    every member's directions, the read share weighted by each member's numjobs, and the
+    most frequent sync any member asks for (a group of [dbwrite] rw=randwrite fsync=1 and
+    [dbread] rw=randread is a random read/write mix half reads that fsyncs every write)."""
+    each = [(declared_io(m), max(1, _whole(m.get("numjobs")) or 1)) for m in members]
+    each = [(d, n) for d, n in each if d]
+    if not each:
+        return {}
+    if len(each) == 1:
+        return each[0][0]
+    dirs = set().union(*(RW_DIRECTIONS.get(d["rw"], set()) for d, _ in each))
+    rand = any(d["rw"].startswith("rand") for d, _ in each)
+    if {"read", "write"} <= dirs:
+        out: dict[str, Any] = {"rw": "randrw" if rand else "rw"}
+
+        def read_share(d):
+            ds = RW_DIRECTIONS.get(d["rw"], set())
+            return d.get("rwmixread", 50) if {"read", "write"} <= ds else 100 if "read" in ds else 0
+        out["rwmixread"] = round(sum(read_share(d) * n for d, n in each) / sum(n for _, n in each))
+    else:
+        out = {"rw": each[0][0]["rw"]}
+    for key in ("fsync", "fdatasync"):
+        every = [d[key] for d, _ in each if d.get(key)]
+        if every:
+            out[key] = min(every)
+    return out
+
+
 def _whole(value: Any) -> int | None:
     try:
         return int(str(value).strip().rstrip("%"))

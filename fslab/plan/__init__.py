@@ -144,6 +144,8 @@ class DecideSection(BaseModel):
     # label -> what the candidate varies and what it gives up (safety, trades, changed, effect)
     candidates: dict[str, dict[str, str]] = {}
     left_out: list[str] = []             # candidates not raced, one line each
+    # race on when the first look says the noise puts delta out of reach (--keep-going)
+    keep_going: bool = False
 
 
 class Plan(BaseModel):

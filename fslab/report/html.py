@@ -150,7 +150,7 @@ def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
     lines = tail(dec)
     i = 0
     while i < len(lines):
-        if dec.get("commands") and lines[i].startswith("to apply it"):
+        if dec.get("commands") and lines[i].startswith(("to apply it", "best guess")):
             commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec["commands"])]]
             i += 1 + len(dec["commands"])
             continue

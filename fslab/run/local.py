@@ -64,15 +64,17 @@ class LocalExecutor(Executor):
         return env
 
     def announce(self, session: RunSession) -> None:
+        from rich.markup import escape
         p, console = session.plan, session.console
-        console.print(f"run [bold]{session.run_id}[/]: {', '.join(f.label for f in p.filesystem)} × "
+        console.print(f"run [bold]{session.run_id}[/]: {escape(', '.join(f.label for f in p.filesystem))} × "
                       f"{', '.join(s.kind for s in p.suite)}, profile {p.run.profile}"
                       f"{' (scaled down from the studies)' if p.profile.scaled else ''}, "
-                      f"{p.iterations} round{'' if p.iterations == 1 else 's'}"
+                      + (f"a race of at most {p.decide.max_rounds} rounds (the first "
+                         f"{p.iterations} always run)" if p.decide else
+                         f"{p.iterations} round{'' if p.iterations == 1 else 's'}")
                       + (f" then adaptive (CI ±{p.run.target_ci:.0%}, at most "
                          f"{p.run.max_iterations})" if p.run.adaptive else "")
                       + f"; results in {session.store.root}")
-        from rich.markup import escape
         for name, how in environment_of(session.schedule).items():
             console.print(f"job file {name}: sizes and runtimes {how['sizes_and_runtimes']}")
             for note in how.get("notes", ()):

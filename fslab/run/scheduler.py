@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
@@ -60,8 +61,13 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
     # it gets one line per unit instead
     live = console.is_terminal and not console.is_dumb_terminal
     try:
+        # a race's units: counted against the most it can run (every candidate in every
+        # round), the units an interrupted race ran included, so a resumed race counts as
+        # its decision does; other runs' against their fixed (or growing adaptive) total
+        at_most = rounds_policy.most_units(pairs) if rounds_policy is not None else None
         with Progress(*columns, console=console, transient=False, disable=not live) as bar:
-            task = bar.add_task("starting", total=len(todo))
+            task = bar.add_task("starting", total=at_most or len(todo),
+                                completed=out.skipped if at_most else 0)
             count = 0
             # a race eliminates a failing candidate itself; a run gives up on a case that
             # failed identically everywhere in round 1
@@ -71,7 +77,7 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
                 nonlocal count
                 for unit in batch:
                     count += 1
-                    bar.update(task, description=unit.key.label())
+                    bar.update(task, description=escape(unit.key.label()))
                     if identical and (why := identical.skips(unit)):
                         store.finish_unit(run_id, unit.key, [], "failed", why, time.time(), None)
                         out.failed += 1
@@ -87,8 +93,10 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
                     if identical and (line := identical.record(unit, failure)):
                         console.print(f"[yellow]note:[/] {line}")
                     if not live:
-                        console.print(f"[{count}/{int(bar.tasks[0].total)}] {unit.key.label()}: "
-                                      f"{'done' if ok else 'failed'} ({time.monotonic() - t0:.1f}s)")
+                        where = (f"unit {out.skipped + count} of at most {at_most}" if at_most else
+                                 f"[{count}/{int(bar.tasks[0].total)}]")
+                        console.print(f"{where} {unit.key.label()}: {'done' if ok else 'failed'} "
+                                      f"({time.monotonic() - t0:.1f}s)", markup=False, highlight=False)
 
             run_all(todo)
             if rounds_policy is not None:
@@ -98,7 +106,8 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
                     batch = [u for u in schedule.round(it, wanted, host)
                              if status.get(u.key) not in final]
                     out.skipped += len(wanted) - len(batch)
-                    bar.update(task, total=bar.tasks[0].total + len(batch))
+                    if len(wanted) > len(batch):      # resumed: the round's units run before
+                        bar.advance(task, len(wanted) - len(batch))
                     run_all(batch)
             elif plan.run.adaptive:
                 rounds = AdaptiveRounds(plan, pairs, store, run_id)

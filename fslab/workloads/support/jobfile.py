@@ -88,6 +88,25 @@ class JobFile:
                 out.append((s.name, {**glob, **_normalised(s.options)}))
         return out
 
+    def reports(self) -> list[list[tuple[str, dict[str, str | None]]]]:
+        """The jobs as fio reports them: one list per entry of its output. A job with
+        group_reporting is merged into the entry before it when both are in one group (a
+        group starts at a stonewall or new_group), as fio's stat.c does: the merged entry
+        carries the first job's name and the last job's options, so it must be read as
+        every member's I/O, not as that name's or those options'."""
+        out: list[list[tuple[str, dict[str, str | None]]]] = []
+        group, last = 0, None
+        for i, (name, opts) in enumerate(self.jobs()):
+            if i and (_flag(opts, "stonewall", False) or _flag(opts, "wait_for_previous", False)
+                      or _flag(opts, "new_group", False)):
+                group += 1
+            if _flag(opts, "group_reporting", False) and out and last == group:
+                out[-1].append((name, opts))
+            else:
+                out.append([(name, opts)])
+            last = group
+        return out
+
     def explicit(self, key: str) -> bool:
         """Whether the file sets `key` anywhere. The run-wide cache policy must leave an
         option the user wrote alone (e.g. `direct=`): a user's job file wins over defaults."""
