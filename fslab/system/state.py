@@ -20,7 +20,8 @@ from fslab.system.locks import exclusive
 
 # Teardown order: lower first. Mounts go before the pools/loops under them, etc.;
 # a fio server (fslab.remote) before the mounts its jobs may still hold open.
-PRIORITY = {"guest": 0, "fio-server": 5, "mount": 10, "dm": 15, "zpool": 20, "loop": 30,
+# an application's server (fslab/workloads/apps/postgres.py) before the mount it holds open
+PRIORITY = {"guest": 0, "fio-server": 5, "app-server": 6, "mount": 10, "dm": 15, "zpool": 20, "loop": 30,
             "daemon": 40, "netns": 45, "file": 50, "dir": 60}
 
 _handlers: dict[str, Callable[[dict], None]] = {}

@@ -1,0 +1,3 @@
+"""The application suites (fslab/workloads/apps/): imported here so that workload
+discovery, which imports this package's modules, registers them."""
+from fslab.workloads.apps import pgbench  # noqa: F401  (registers the suite)
