@@ -49,6 +49,7 @@ SQLITE: tuple[Metric, ...] = (
            answer_rank=7),
     Metric("transactions", "count", label="transactions done"),
     Metric("elapsed", "s", label="time of the timed phase"),
+    Metric("load_seconds", "s", label="time to load the table (untimed phase)"),
     Metric("database_bytes", "B", label="database size at the end"),
     *_accounting("transaction"),
 )
