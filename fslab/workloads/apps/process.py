@@ -34,6 +34,11 @@ class Account:
                              "creates it)") from None
         return cls(name, pw.pw_uid, pw.pw_gid)
 
+    @classmethod
+    def current(cls) -> "Account":
+        """fslab's own user (a program that may run as root)."""
+        return cls(None, os.getuid(), os.getgid())
+
     def own(self, path: Path, mode: int = 0o700) -> Path:
         path.mkdir(parents=True, exist_ok=True)
         os.chown(path, self.uid, self.gid)

@@ -113,7 +113,7 @@ class SqliteSuite(Suite):
         out, out_rel = ctx.artifact("sqlite.json")
         log, _ = ctx.artifact("sqlite.log")
         ctx.note_cache_policy(self)
-        me = Account(None, os.getuid(), os.getgid())
+        me = Account.current()
         m = self.metrics.measure
         with self.mounted(ctx, case) as (path, inst):
             devices = inst.devices if inst is not None else \
