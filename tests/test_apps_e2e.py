@@ -155,3 +155,23 @@ def test_ctrl_c_stops_the_server_and_resume_finishes(state_dir, results, tmp_pat
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "finished"
     assert _values(results, "tps")[("ext4", "select-only")] > 0
     assert not leftovers(str(work)) and not _servers(str(work))
+
+
+def test_dbench_and_db_bench_on_ext4(state_dir, results, tmp_path):
+    work = tmp_path / "work"
+    plan = _plan(tmp_path, "ext4",
+                 '[[suite]]\nkind = "dbench"\nclients = 2\nduration = 2\n'
+                 '[[suite]]\nkind = "rocksdb"\nworkloads = ["fillrandom", "overwrite-sync", '
+                 '"readrandom"]\nkeys = 20000\nduration = 1\n')
+    run_fslab("run", str(plan), "--results", str(results), "--workdir", str(work), timeout=300)
+    failed = [u for u in _units(results) if u[2] != "done"]
+    assert not failed and len(_units(results)) == 4, _units(results)
+    assert _values(results, "throughput")[("ext4", "client.txt")] > 1e6
+    assert _values(results, "max_latency")[("ext4", "client.txt")] > 0
+    ops = _values(results, "ops")
+    # a write that waits for its WAL fsync is far slower than one that does not
+    assert ops[("ext4", "fillrandom")] > 5 * ops[("ext4", "overwrite-sync")] > 0
+    per_op = _values(results, "device_write_bytes_per_operation")
+    assert per_op[("ext4", "overwrite-sync")] >= 512      # at least a sector per synced put
+    assert all(v > 0 for v in _values(results, "latency_p99").values())
+    assert not leftovers(str(work)) and not _servers(str(work))

@@ -98,3 +98,73 @@ def test_the_answer_of_pgbench_is_tps_with_its_p99():
     present = {"tps", "latency_p99", "latency_mean", "transactions", "cpu_seconds",
                "device_write_bytes_per_transaction"}
     assert answer_metrics("pgbench", "tpcb-like", None, present) == ["tps", "latency_p99"]
+
+
+def test_dbench_output():
+    from fslab.workloads.apps.dbench import parse_output
+    text = (DATA / "dbench-2-clients.txt").read_text()
+    r = parse_output(text)
+    assert r.throughput_mb_s == pytest.approx(282.854) and r.clients == 2
+    assert r.max_latency_ms == pytest.approx(18.231)
+    # the operation table's counts: NTCreateX 23842 ... Flush 1680
+    table = text.split("----------------------------------------")[1].split("Throughput")[0]
+    assert r.operations == sum(int(line.split()[1]) for line in table.strip().splitlines())
+
+
+def test_dbench_without_a_result_is_a_step_failure():
+    from fslab.errors import StepFailed
+    from fslab.workloads.apps.dbench import parse_output
+    with pytest.raises(StepFailed, match="no Throughput"):
+        parse_output("dbench version 4.00\nfailed to open /nonexistent\n")
+
+
+@pytest.mark.parametrize("benchmark, ops, count, p99", [
+    ("fillrandom", 4130, 5000, 3581.82), ("overwrite", 3995, 5000, 1900.0),
+    ("readrandom", 807232, 5000, 2.68)])
+def test_db_bench_output(benchmark, ops, count, p99):
+    from fslab.workloads.apps.rocksdb import parse_output
+    r = parse_output((DATA / "db_bench-sync.txt").read_text(), benchmark)
+    assert r.ops_per_s == ops and r.operations == count and r.p99_us == pytest.approx(p99)
+    assert r.p50_us <= r.p99_us <= r.max_us
+
+
+def test_db_bench_cases_refuse_an_unknown_benchmark():
+    with pytest.raises(FslabError, match="readseqq"):
+        workloads.get("rocksdb").cases(SuiteSpec(kind="rocksdb", workloads=["readseqq"]),
+                                       profile("smoke"))
+    cases = workloads.get("rocksdb").cases(SuiteSpec(kind="rocksdb"), profile("smoke"))
+    sync = next(c for c in cases if c.name == "overwrite-sync")
+    fill, run = workloads.get("rocksdb").describe(sync)["commands"]
+    assert "--benchmarks=fillrandom" in fill and "--use_existing_db=0" in fill
+    assert "--benchmarks=overwrite" in run and "--sync=1" in run and "--use_existing_db=1" in run
+
+
+def test_sqlite_result_line():
+    from fslab.workloads.apps.sqlite import parse_result
+    r = parse_result((DATA / "sqlite-wal.json").read_text())
+    assert r.journal_mode == "wal" and r.transactions == 2821
+    assert r.tps == pytest.approx(2821 / 2.006440988000122)
+
+
+@pytest.mark.parametrize("suite, options, said", [
+    ("sqlite", {"rows": 0}, "rows = 0"), ("dbench", {"clients": 0}, "clients = 0"),
+    ("rocksdb", {"keys": -1}, "keys = -1"), ("sqlite", {"workloads": ["truncate"]}, "truncate")])
+def test_app_suites_refuse_bad_options(suite, options, said):
+    with pytest.raises(FslabError, match=said):
+        workloads.get(suite).cases(SuiteSpec(kind=suite, **options), profile("smoke"))
+
+
+def test_a_missing_program_is_one_line_naming_its_package():
+    from fslab.workloads.apps.programs import Program
+    gone = Program("pgbench", "postgresql-15", "/nonexistent/pgbench")
+    assert gone.missing() == "pgbench is not installed (Debian package postgresql-15)"
+    assert gone.version() is None
+
+
+def test_doctor_lists_each_application():
+    import json
+    out = json.loads(fslab_in_process("doctor", "--json").stdout)
+    apps = out["applications"]
+    assert set(apps) == {"pgbench", "sqlite3", "dbench", "db_bench"}
+    for a in apps.values():   # a version, or the line naming the package
+        assert a["version"] or a["package"] in a["missing"]
