@@ -28,18 +28,32 @@ def _plan(tmp_path: Path, fs: str, suites: str, iterations: int = 1) -> Path:
 
 
 def _servers(tag: str) -> list[str]:
-    """Processes of a postmaster, pgbench or SQLite workload started under `tag`, and any
-    process of the postgres user (a backend's title names no directory)."""
-    out = subprocess.run(["ps", "-eo", "pid,user,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()[1:] if "ps -eo" not in line
-            and (tag in line or line.split()[1] == "postgres")]
+    """Processes of a postmaster, pgbench or SQLite workload started under `tag`, and the
+    postgres user's processes of such a postmaster's session, or of one whose postmaster is
+    gone (a backend's title names no directory; another run's clusters are not counted)."""
+    out = subprocess.run(["ps", "-eo", "pid,pgid,user,args"], capture_output=True,
+                         text=True).stdout
+    procs = [line.split(None, 3) + [""] * (4 - len(line.split(None, 3)))
+             for line in out.splitlines()[1:]]
+    args = {pid: a for pid, _, _, a in procs}
+    return [" ".join(p) for p in procs if "ps -eo" not in p[3] and (
+        tag in p[3] or p[2] == "postgres" and (p[1] not in args or tag in args[p[1]]))]
 
 
-def _postmaster(tag: str) -> int | None:
+def _postmaster(tag: str) -> tuple[int, str] | None:
+    """(pid, socket directory) of the postmaster whose data directory is under `tag`."""
     for line in _servers(tag):
-        pid, _, args = line.split(None, 2)
+        pid, _, _, args = line.split(None, 3)
         if "/postgres -D" in args:
-            return int(pid)
+            return int(pid), args.rsplit("unix_socket_directories=", 1)[-1].split()[0]
+    return None
+
+
+def _pgbench_running(tag: str) -> int | None:
+    """The postmaster's pid once pgbench's timed run talks to it (its clients connected)."""
+    found = _postmaster(tag)
+    if found and any("pgbench -n" in line for line in _servers(found[1])):
+        return found[0]
     return None
 
 
@@ -83,7 +97,7 @@ def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path):
         l for l in p.stdout.splitlines() if l.strip().startswith("pgbench:tpcb-like"))
     env = json.loads(sqlite3.connect(results / "fslab.sqlite").execute(
         "SELECT environment FROM runs").fetchone()[0])
-    said = env["workload"]
+    said = env["workloads"]["pgbench:tpcb-like"]
     assert said["postgres_settings"]["fsync"] == "on"
     assert said["postgres_settings"]["synchronous_commit"] == "on"
     assert said["postgres_settings"]["full_page_writes"] == "on"
@@ -111,9 +125,8 @@ def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results
                             stderr=subprocess.STDOUT, text=True)
     deadline, killed = time.time() + 240, None
     while time.time() < deadline and killed is None:
-        pid = _postmaster(str(work))
-        # kill it once pgbench runs against it (its clients are connected)
-        if pid and any("pgbench -n" in line for line in _servers("fslab-pg-")):
+        pid = _pgbench_running(str(work))
+        if pid:
             time.sleep(1)
             os.kill(pid, signal.SIGKILL)
             killed = pid
@@ -140,7 +153,7 @@ def test_ctrl_c_stops_the_server_and_resume_finishes(state_dir, results, tmp_pat
                              "--workdir", str(work)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, preexec_fn=sigint_as_at_a_terminal)
     deadline = time.time() + 240
-    while time.time() < deadline and not any("pgbench -n" in l for l in _servers("fslab-pg-")):
+    while time.time() < deadline and not _pgbench_running(str(work)):
         time.sleep(0.1)
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
