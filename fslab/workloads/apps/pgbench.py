@@ -18,7 +18,6 @@ the WAL and fsync path (TPC-B-like) or memory (select-only), not the filesystem'
 from __future__ import annotations
 
 import gzip
-import math
 import os
 import shlex
 import shutil

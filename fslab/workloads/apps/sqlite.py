@@ -11,7 +11,6 @@ and the database and deletes the journal; WAL appends to the write-ahead log and
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from dataclasses import asdict, dataclass
