@@ -31,7 +31,7 @@ def _servers(tag: str) -> list[str]:
     """Processes of a postmaster, pgbench or SQLite workload started under `tag`, and the
     postgres user's processes of such a postmaster's session, or of one whose postmaster is
     gone (a backend's title names no directory; another run's clusters are not counted)."""
-    out = subprocess.run(["ps", "-eo", "pid,pgid,user,args"], capture_output=True,
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,pgid,user,args"], capture_output=True,
                          text=True).stdout
     procs = [line.split(None, 3) + [""] * (4 - len(line.split(None, 3)))
              for line in out.splitlines()[1:]]
