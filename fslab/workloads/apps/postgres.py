@@ -46,6 +46,8 @@ class PostgresCluster:
     def __init__(self, root: Path, socket_dir: Path, log: Path, account: Account):
         self.data = root / "pgdata"
         self.socket_dir, self.log, self.account = socket_dir, log, account
+        # initdb's, pg_isready's and psql's output: apart, so the server log's tail is its own
+        self.client_log = log.with_name("postgres-commands.log")
         self.proc = None
 
     @property
@@ -78,7 +80,7 @@ class PostgresCluster:
         self.account.own(self.data)
         process.run([INITDB.path, "-D", str(self.data), "-U", "postgres", "-A", "trust",
                      "-E", "UTF8", "--locale=C", "--no-instructions"],
-                    self.account, self.log, INITDB_S, env=self.env, cwd=self.socket_dir)
+                    self.account, self.client_log, INITDB_S, env=self.env, cwd=self.socket_dir)
 
     def start(self) -> None:
         self.proc = process.start(self.server_argv(), self.account, self.log, env=self.env,
@@ -87,7 +89,7 @@ class PostgresCluster:
         end = time.monotonic() + START_S
         while time.monotonic() < end:
             self.check_alive("did not start")
-            r = process.run([PG_ISREADY.path, "-q", "-t", "2"], self.account, self.log, 30,
+            r = process.run([PG_ISREADY.path, "-q", "-t", "2"], self.account, self.client_log, 30,
                             env=self.env, check=False)
             if r.returncode == 0:
                 return
@@ -105,7 +107,7 @@ class PostgresCluster:
         out.unlink(missing_ok=True)
         try:
             process.run([PSQL.path, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
-                        self.account, self.log, QUERY_S, env=self.env, stdout=out)
+                        self.account, self.client_log, QUERY_S, env=self.env, stdout=out)
         except StepFailed:
             self.check_alive()
             raise
