@@ -42,6 +42,7 @@ def facts() -> dict:
         a = filesystems.get(name).available()
         fss[name] = {"available": a.ok, "how": a.how, "why": a.why, "packages": a.packages}
     out = {"root": is_root(), "kernel": os.uname().release, "tools": tools, "filesystems": fss,
+           "applications": _applications(),
            "loop": Path("/dev/loop-control").exists(), "fuse": Path("/dev/fuse").exists(),
            "kvm": Path("/dev/kvm").exists()}
     try:
@@ -53,7 +54,9 @@ def facts() -> dict:
 
 
 def doctor(install: bool = typer.Option(False, "--install", help="apt-get install the Debian "
-                                        "packages fslab needs (fio, mkfs tools, zfs-fuse, ...)."),
+                                        "packages fslab needs (fio, mkfs tools, zfs-fuse, the "
+                                        "applications: postgresql-15, sqlite3, dbench, "
+                                        "rocksdb-tools, ...)."),
            json: bool = JsonOpt) -> None:
     """List each filesystem: available or not, how, and why not."""
     if install:
@@ -77,6 +80,9 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
     for name, v in f["tools"].items():
         t.add_row(name, v or "[red]missing[/]")
     console.print(t)
+    for name, a in f["applications"].items():   # the application suites' programs
+        console.print(f"application {name}: {a['version']} (Debian {a['package']})" if a["version"]
+                      else f"[red]{a['missing']}[/]")
     if "guest" in f:
         g = f["guest"]
         if g.get("capable"):
@@ -96,10 +102,18 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
         console.print("run as root to provision filesystems (or use fslab run --mountpoint DIR)")
 
 
+def _applications() -> dict:
+    """Each application an app suite runs: its version, or one line naming its package."""
+    from fslab.workloads.apps.programs import APPLICATIONS
+    return {p.name: {"package": p.package, "version": p.version(), "missing": p.missing()}
+            for p in APPLICATIONS}
+
+
 def _install() -> None:
     if not is_root():
         raise FslabError("doctor --install needs root (it runs apt-get install)")
-    pkgs = list(HOST_PACKAGES)
+    from fslab.workloads.apps.programs import PACKAGES as app_pkgs
+    pkgs = list(HOST_PACKAGES) + list(app_pkgs)
     try:
         from fslab.guest import HOST_PACKAGES as guest_pkgs
         pkgs += guest_pkgs

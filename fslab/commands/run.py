@@ -32,7 +32,7 @@ def run(
                                      "on a scratch image before the run starts."),
     suite: Optional[str] = typer.Option(None, "--suite", help="Comma-separated suites (default: fio): fio, tasks, capacity, "
                                          "largefile, dedup, smallfiles, features, aging, integrity, enospc, "
-                                         "crash (guest)."),
+                                         "crash (guest); applications: pgbench, sqlite, dbench, rocksdb."),
     profile: Optional[str] = typer.Option(None, "--profile", help="smoke | quick (default) | standard | paper."),
     iterations: Optional[int] = typer.Option(None, "--iterations", "-n",
                                              help="Rounds: each filesystem runs each case once a round "

@@ -73,7 +73,11 @@ def answer_metrics(suite: str | None, case: str, params: str | dict | None,
         return declared
     main = answer_metric(suite, case, present)
     out = [main] if main else []
-    if main and main.split("_")[0] in ("read", "write"):
+    declared_main = find(main, suite) if main else None
+    companion = declared_main.answer_with if declared_main is not None else None
+    if companion and companion in present:
+        out.append(companion)
+    elif main and main.split("_")[0] in ("read", "write"):
         lat = f"{main.split('_')[0]}_clat_p99"
         if lat in present:
             out.append(lat)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from fslab.metrics.model import Metric
+from fslab.metrics.apps import APP_SUITES
 
 # --- fio: per job (fslab/fio/parse.py) ----------------------------------------------------
 
@@ -328,6 +329,9 @@ SUITES: dict[str, tuple[Metric, ...]] = {
         Metric("dedup_saved_bytes", "B"),
         Metric("compression_ratio", "ratio")),
 }
+
+# the application suites' own block (fslab/metrics/apps.py)
+SUITES.update(APP_SUITES)
 
 # Answer names the answer took before the catalogue that no suite records today: a record
 # of an imported or older run named so is still answered as it was.

@@ -18,6 +18,7 @@ _SCALES = {
     "ops/s": ((1e6, "M ops/s"), (1e3, "k ops/s"), (1, "ops/s")),
 }
 _SCALES["bytes/s"], _SCALES["bytes"] = _SCALES["B/s"], _SCALES["B"]
+_SCALES["tx/s"] = ((1e6, "M tx/s"), (1e3, "k tx/s"), (1, "tx/s"))   # the app suites' tps
 
 
 def number(x: float) -> str:

@@ -21,7 +21,8 @@ class Metric:
     a count of successes, the metric of the same unit counting its trials (`silent` blocks
     out of `damaged` ones: the analysis pools them, fslab/analysis/counts.py);
     `answer_rank`, for a metric that can answer its workload, its place among the
-    candidates (lower first, see fslab/metrics/answer.py)."""
+    candidates (lower first, see fslab/metrics/answer.py); `answer_with`, a metric said
+    beside it in the answer (an application's p99 latency beside its rate)."""
     key: str
     unit: str
     better: Better = None
@@ -30,6 +31,7 @@ class Metric:
     trials: str | None = None
     quantity: str = ""
     answer_rank: int | None = None
+    answer_with: str | None = None
 
     @property
     def family(self) -> bool:

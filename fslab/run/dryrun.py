@@ -177,6 +177,8 @@ def print_outline(o: dict[str, Any], console) -> None:
                 console.print(f"    note: {note}", markup=False)
         elif c.get("parameters"):
             console.print("    " + json.dumps(c["parameters"], default=str), markup=False)
+        for command in c.get("commands") or ():   # an application suite's command lines
+            console.print("    $ " + command, markup=False, soft_wrap=True)
         if c.get("grep_at"):
             console.print(f"    grep at {c['grep_at']}", markup=False)
     total = _duration(o["estimate_seconds"]) if o["estimate_seconds"] or not o["cases_without_estimate"] \

@@ -20,8 +20,9 @@ from fslab.system.locks import exclusive
 
 # Teardown order: lower first. Mounts go before the pools/loops under them, etc.;
 # a fio server (fslab.remote) before the mounts its jobs may still hold open.
-PRIORITY = {"guest": 0, "fio-server": 5, "mount": 10, "dm": 15, "zpool": 20, "loop": 30,
-            "loopimage": 30, "daemon": 40, "netns": 45, "file": 50, "dir": 60}
+# an application's server (fslab/workloads/apps/postgres.py) before the mount it holds open
+PRIORITY = {"guest": 0, "fio-server": 5, "app-server": 6, "mount": 10, "dm": 15, "zpool": 20,
+            "loop": 30, "loopimage": 30, "daemon": 40, "netns": 45, "file": 50, "dir": 60}
 
 # Set in fslab's environment at its first note, so every child (losetup, mkfs, fio) carries
 # it: a child that outlives a kill -9 of fslab is found by it, and stopped by cleanup

@@ -173,7 +173,8 @@ def cleanup(only_dead_owners: bool = False, owner: int | None = None) -> tuple[l
 
 
 # Modules that register teardown for their own kinds (imported only when cleaning up).
-HANDLER_MODULES = ("fslab.filesystems.zfs", "fslab.guest.qemu", "fslab.workloads.crash", "fslab.remote.server")
+HANDLER_MODULES = ("fslab.filesystems.zfs", "fslab.guest.qemu", "fslab.workloads.crash", "fslab.remote.server",
+                   "fslab.workloads.apps.postgres")
 
 
 def _import_handlers() -> None:
