@@ -444,6 +444,7 @@ def test_s2_reads_that_do_not_differ_hold_only_where_the_run_could_have_seen_a_d
     rows = judged(s2_records(jobs(same, apart), 0.01, 2), {}, S2_PLAN)
     two = rows["ext4 and btrfs differ on writes (the notebook's paired Wilcoxon)"]
     assert two["verdict"] == "undecided" and "too few rounds" in two["why"], two
+    assert "Mann-Whitney U" in two["why"] and "(-n 3) can decide" in two["why"]   # the note's count
     # reads that do differ contradict the absence
     rows = judged(s2_records(jobs(apart, apart), 0.01, 8), {}, S2_PLAN)
     assert rows[claim]["verdict"] == "does not reproduce"
