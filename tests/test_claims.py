@@ -285,7 +285,7 @@ def test_s4_filesystems_not_run_are_not_measured_and_one_history_is_not_a_test()
     faster = rows["ext4 greps about 1.5x faster than F2FS from the start (pull 0, both fresh)"]
     assert faster["verdict"] == "undecided" and "ext4 2 s/GB, f2fs 3 s/GB" in faster["measured"]
     assert "single-run reading here: as claimed, 1.5×, inside the band 1.22–2.25×" in faster["why"]
-    assert "--profile quick" not in faster["why"] and "-n 5" in faster["why"]   # S4 fixes 1 round
+    assert "--profile quick" not in faster["why"] and "-n 3" in faster["why"]   # S4 fixes 1 round
     assert "TCG" not in faster["why"]
 
 
@@ -444,6 +444,7 @@ def test_s2_reads_that_do_not_differ_hold_only_where_the_run_could_have_seen_a_d
     rows = judged(s2_records(jobs(same, apart), 0.01, 2), {}, S2_PLAN)
     two = rows["ext4 and btrfs differ on writes (the notebook's paired Wilcoxon)"]
     assert two["verdict"] == "undecided" and "too few rounds" in two["why"], two
+    assert "Mann-Whitney U" in two["why"] and "(-n 3) can decide" in two["why"]   # the note's count
     # reads that do differ contradict the absence
     rows = judged(s2_records(jobs(apart, apart), 0.01, 8), {}, S2_PLAN)
     assert rows[claim]["verdict"] == "does not reproduce"
@@ -502,3 +503,42 @@ def test_docs_list_every_deviation_and_every_claim_of_the_study_files():
     source, items = deviations("S3 file-server tasks")
     assert source == "fslab/data/claims/s3.toml" and any("sync -f" in i for i in items)
     assert deviations("my own plan") == ("", [])
+
+
+LS = "ls -R: XFS is faster than ext3"
+
+
+def test_advice_never_asks_for_rounds_the_run_has():
+    """5 rounds whose xfs/ext3 ratio is the same every round get the exact sign-flip test
+    (smallest p 2/2^5 = 0.062): 6 rounds can decide, not the '-n 5' it was told it has."""
+    xfs = [1.0, 2.0, 3.0, 4.0, 5.0]
+    rows = judged(rec("xfs", "09-ls-R", "elapsed", xfs)
+                  + rec("ext3", "09-ls-R", "elapsed", [2 * v for v in xfs]))
+    why = rows[LS]["why"]
+    assert rows[LS]["verdict"] == "undecided"
+    assert "sign-flip" in why and "0.062" in why and "-n 6" in why and "-n 5" not in why
+
+
+def test_enough_rounds_not_significant_says_no_difference_with_what_it_could_see():
+    """5 rounds, the paired t-test reachable and not significant: 'no significant difference'
+    with decide's smallest detectable difference, and no advice to run 5 rounds."""
+    xfs, ext3 = [1.0, 1.3, 0.9, 1.2, 1.1], [1.1, 1.2, 1.0, 1.1, 1.2]
+    rows = judged(rec("xfs", "09-ls-R", "elapsed", xfs) + rec("ext3", "09-ls-R", "elapsed", ext3))
+    r = rows[LS]
+    from fslab.decide.posterior import smallest_detectable
+    from fslab.report.sharpness import could_see
+    mde = smallest_detectable({"a": dict(enumerate(xfs)), "b": dict(enumerate(ext3))}, "a", ["b"], ALPHA, 1)
+    assert r["verdict"] == "no significant difference" and "paired t-test" in r["why"]
+    assert could_see(mde) in r["why"] and "-n" not in r["why"]
+
+
+def test_two_rounds_name_the_test_they_get_and_the_runs_own_count():
+    """2+2 rounds in the same rounds: the paired t-test needs 3, so Mann-Whitney U is the
+    test (smallest p 0.33), and 3 rounds can decide, as the run's own note says."""
+    rows = judged(rec("xfs", "09-ls-R", "elapsed", [1.0, 1.2]) + rec("ext3", "09-ls-R", "elapsed", [2.0, 2.3]))
+    answer = compare_levels({"xfs": (np.array([1.0, 1.2]), np.arange(2)),
+                             "ext3": (np.array([2.0, 2.3]), np.arange(2))}, "lower", pairable=True)[0]
+    why = rows[LS]["why"]
+    assert answer["test"] == "Mann-Whitney U" and f"{answer['smallest_p']:.2g}" == "0.33"
+    assert "Mann-Whitney U" in why and "needs 3 common rounds" in why and "0.33" in why
+    assert "-n 3" in why and "-n 5" not in why

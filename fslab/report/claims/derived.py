@@ -21,9 +21,9 @@ from fslab.analysis.omnibus import omnibus
 from fslab.decide.posterior import detectable
 from fslab.metrics import label as metric_label
 from fslab.report.claims.judge import (
-    HOLDS, NO_DIFFERENCE, NOT_MEASURED, NOT_REPRODUCED, UNDECIDED, fmt, series)
+    HOLDS, NO_DIFFERENCE, NOT_MEASURED, NOT_REPRODUCED, UNDECIDED, fmt, more_rounds, series)
 from fslab.report.claims.kinds import qualify
-from fslab.report.claims.stats import ALPHA, holm, pair_test
+from fslab.report.claims.stats import ALPHA, floor_words, holm, pair_test, rounds_to_decide
 from fslab.store.environment import RunEnvironment
 
 MAX_ROUNDS = 200     # the projection of the rounds an absence needs stops here
@@ -185,7 +185,7 @@ def _pair(study: str, side: Side, a: str, b: str, fio: pd.DataFrame, within: flo
             x, y = series(g, a, metric), series(g, b, metric)
             if len(x) >= 2 and len(y) >= 2:
                 t = pair_test(x.to_numpy(), y.to_numpy(), x.index.to_numpy(), y.index.to_numpy())
-                results.append((workload, x, y, t["p"], t["smallest_p"]))
+                results.append((workload, x, y, t["p"], t["smallest_p"], t))
     if not results:
         return _row(study, claim, side.published_pair, "–", NOT_MEASURED,
                     f"fewer than 2 rounds of both on any {side.name[:-1]} workload")
@@ -193,15 +193,18 @@ def _pair(study: str, side: Side, a: str, b: str, fio: pd.DataFrame, within: flo
     differ = [r for r, p in zip(results, adjusted) if p < ALPHA]
     measured = "; ".join(f"{w}: {b}/{a} {fmt(float(y.median()) / float(x.median()) if x.median() else math.nan, 'ratio')}"
                          f"{' (separated)' if p < ALPHA else ''}"
-                         for (w, x, y, _, _), p in zip(results, adjusted))
+                         for (w, x, y, _, _, _), p in zip(results, adjusted))
     why = (f"separated in {len(differ)} of {len(results)} {side.name[:-1]} workloads (the answer's "
            f"pair test, Holm over the workloads; least p = {min(adjusted):.3g}), tested per "
            "workload: pooling IOPS of different jobs mixes their scales")
-    if not differ and all(r[4] * len(results) >= ALPHA for r in results):
+    need = max(rounds_to_decide(r[5]["test"], r[5]["matched"], len(results)) for r in results)
+    n = (len(results[0][1]), len(results[0][2]))
+    if not differ and all(r[4] * len(results) >= ALPHA for r in results) and need > min(n):
         # no outcome of these rounds could have been significant: nothing was decided
+        t = min(results, key=lambda r: r[4])[5]
         return _row(study, claim, side.published_pair, measured, UNDECIDED,
-                    f"{why}; too few rounds for any verdict (the smallest possible p is "
-                    f"{min(r[4] for r in results):.2g} before Holm); -n 3 or more can decide")
+                    f"{why}; too few rounds for any verdict ({floor_words(t['test'], t['matched'], n, t['smallest_p'])}"
+                    f", before Holm){more_rounds(n, need)}")
     if side.differ:
         verdict = HOLDS if len(differ) == len(results) else NO_DIFFERENCE if not differ else UNDECIDED
         if verdict == UNDECIDED:
@@ -209,7 +212,7 @@ def _pair(study: str, side: Side, a: str, b: str, fio: pd.DataFrame, within: flo
         return _row(study, claim, side.published_pair, measured, verdict, why)
     if differ:
         return _row(study, claim, side.published_pair, measured, NOT_REPRODUCED, f"they differ here: {why}")
-    reaches = [_reach({a: x, b: y}, a, len(results), within) for _, x, y, _, _ in results]
+    reaches = [_reach({a: x, b: y}, a, len(results), within) for _, x, y, _, _, _ in results]
     # the pair's reach on reads: the least of its workloads' (an absence needs every one)
     worst = next((r for r in reaches if math.isnan(r.mde)), None)
     if worst is None:

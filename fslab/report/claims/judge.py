@@ -15,8 +15,11 @@ import math
 import orjson
 import pandas as pd
 
+from fslab.analysis.pairwise import BLOCKED_LOG
+from fslab.decide.posterior import POWER, smallest_detectable
 from fslab.report.claims.model import Claim
-from fslab.report.claims.stats import ALPHA, holm, pair_test
+from fslab.report.sharpness import could_see
+from fslab.report.claims.stats import ALPHA, floor_words, holm, pair_test, rounds_to_decide
 from fslab.metrics.format import human, number
 from fslab.plan.profiles import parse_size
 
@@ -129,7 +132,8 @@ def compare(c: Claim, where: str, a_name: str, a: pd.Series, b_name: str, b: pd.
     out = {"where": where, "a": a_name, "b": b_name, "n": (len(a), len(b)),
            "med_a": float(a.median()), "med_b": float(b.median()), "unit": unit,
            "p": math.nan, "ratio": math.nan, "ci": (math.nan, math.nan), "exact": False,
-           "smallest_p": 1.0}
+           "smallest_p": 1.0, "test": "", "matched": False,
+           "values": ({int(i): float(v) for i, v in a.items()}, {int(i): float(v) for i, v in b.items()})}
     claimed_lower = c.less
     up = (out["med_b"] > out["med_a"]) - (out["med_b"] < out["med_a"])   # untested: the numbers
     if constant(a) and constant(b):
@@ -147,7 +151,8 @@ def compare(c: Claim, where: str, a_name: str, a: pd.Series, b_name: str, b: pd.
         else:
             ratio = 1 / t["ratio"] if t["ratio"] else math.nan
             ci = (1 / hi if hi else math.nan, 1 / lo if lo else math.nan)
-        out.update(p=t["p"], ratio=ratio, ci=ci, smallest_p=t["smallest_p"], test=t["test"])
+        out.update(p=t["p"], ratio=ratio, ci=ci, smallest_p=t["smallest_p"], test=t["test"],
+                   matched=t["matched"])
         # the direction is the test's own estimate (within rounds when blocked): medians
         # across drifting rounds can point the other way than a significant test
         up = t["direction"]
@@ -172,9 +177,10 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
             # one history per filesystem (S4's design): nothing to test, the reading is told
             return UNDECIDED, (f"{n[0]}+{n[1]} rounds: no test (need 2 each); the study's own "
                                f"single-run reading here: {single_reading(c, rows)}"
-                               f"{_more_rounds()}")
+                               f"{more_rounds(n, rounds_to_decide('', True, len(rows)))}")
         # no test ran: "no significant difference" would read as a test that found none
-        return UNDECIDED, f"{n[0]}+{n[1]} rounds: too few to test (need 2 each){_more_rounds()}"
+        return UNDECIDED, (f"{n[0]}+{n[1]} rounds: too few to test (need 2 each)"
+                           f"{more_rounds(n, rounds_to_decide('', True, len(rows)))}")
     adjusted = holm([r["p"] for r in tested]) if len(tested) > 1 else [tested[0]["p"]]
     for r, p in zip(tested, adjusted):
         r["p_holm"] = float(p)
@@ -191,23 +197,44 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
         exact_same = [r for r in tested if r["exact"]]
         if exact_same and len(exact_same) == len(tested):
             return NOT_REPRODUCED, "the same value in every round, equal for both"
-        if all(r["smallest_p"] * len(tested) >= ALPHA for r in tested if not r["exact"]):
-            n = tested[0]["n"]
+        noisy = [r for r in tested if not r["exact"]]
+        m = len(tested)
+        need = max(rounds_to_decide(r["test"], r["matched"], m) for r in noisy)
+        n = noisy[0]["n"]
+        if all(r["smallest_p"] * m >= ALPHA for r in noisy) and need > min(n):
             # no outcome of these rounds could have been significant: nothing was decided
-            return UNDECIDED, (f"{n[0]}+{n[1]} rounds: too few for any verdict (the smallest "
-                                   f"possible p is {tested[0]['smallest_p']:.2g}"
-                                   f"{', before Holm over ' + str(len(tested)) if len(tested) > 1 else ''})"
-                                   f"{_more_rounds()}")
-        return NO_DIFFERENCE, f"no comparison significant{test}"
+            return UNDECIDED, (f"{n[0]}+{n[1]} rounds: too few for any verdict ("
+                               f"{floor_words(noisy[0]['test'], noisy[0]['matched'], n, noisy[0]['smallest_p'])}"
+                               f"{', before Holm over ' + str(m) if m > 1 else ''})"
+                               f"{more_rounds(n, need)}")
+        return NO_DIFFERENCE, f"no comparison significant{test}{_detectable(noisy, m)}"
     parts = [f"as claimed at {len(good)}", f"the opposite at {len(bad)}"] if bad else \
         [f"as claimed at {len(good)}"]
     return UNDECIDED, (f"{' and '.join(parts)} of {k} {_things(k)}; the claim needs {need} "
                        f"as claimed{' and none opposite' if bad else ''}{test}")
 
 
-def _more_rounds() -> str:
+def more_rounds(n: tuple[int, int], need: int) -> str:
+    """The advice, only ever for more rounds than the run has (stats.rounds_to_decide: the
+    run's own note counts the same way)."""
+    if need <= min(n):
+        return ""
     # -n, not a profile: a plan may fix its rounds at every profile (S4: one history)
-    return "; 5 rounds per filesystem (-n 5) can decide"
+    return f"; {need} rounds per filesystem (-n {need}) can decide"
+
+
+def _detectable(rows: list[dict], comparisons: int) -> str:
+    """What these rounds could have seen: decide's smallest detectable difference (paired t on
+    within-round log ratios, 80% power, Holm-first level over the family), the largest over
+    the comparisons; only where that test is the one used."""
+    per = [smallest_detectable({"a": r["values"][0], "b": r["values"][1]}, "a", ["b"], ALPHA,
+                               comparisons) for r in rows if r["test"] == BLOCKED_LOG]
+    per = [x for x in per if math.isfinite(x)]
+    if not per:
+        return ""
+    over = f", the largest over the {len(per)} comparisons" if len(per) > 1 else ""
+    # could_see: the report's own wording of the same figure ("could see ≥ 23%")
+    return f"; smallest detectable difference: this run {could_see(max(per))} ({POWER:.0%} power{over})"
 
 
 def single_reading(c: Claim, rows: list[dict]) -> str:

@@ -11,10 +11,11 @@ import numpy as np
 from scipy import stats
 
 from fslab.analysis.describe import median_ci_ranks
-from fslab.analysis.pairwise import compare_levels, effect_sign, holm
-from fslab.analysis.significance import ALPHA
+from fslab.analysis.pairwise import (MANN_WHITNEY, SIGN_FLIP, compare_levels, effect_sign, holm,
+                                     smallest_p)
+from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 
-__all__ = ["ALPHA", "holm", "pair_test", "tost", "median_ci"]
+__all__ = ["ALPHA", "holm", "pair_test", "tost", "median_ci", "rounds_to_decide", "floor_words"]
 
 
 def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray, b_rounds: np.ndarray) -> dict:
@@ -28,7 +29,36 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray, b_rounds: np.n
     r = rows[0]
     return {"p": r["p"], "ratio": r["ratio"], "ci": (r["ratio_ci_lo"], r["ratio_ci_hi"]),
             "smallest_p": r["smallest_p"], "test": r["test"] or "Mann-Whitney U",
-            "direction": effect_sign(r)}
+            "direction": effect_sign(r), "matched": bool(r["matched"])}
+
+
+def rounds_to_decide(test: str, matched: bool, comparisons: int) -> int:
+    """The fewest rounds per filesystem at which a pair's test can give p < ALPHA at the
+    Holm-first level of `comparisons` tests. Levels that ran in the same rounds get the
+    paired t-test from MIN_BLOCKS common rounds on, and it reaches any p; a difference
+    identical in every round gets the exact sign-flip test (floor 2 / 2^n); levels that did
+    not run in the same rounds get Mann-Whitney U (floor 2 / C(2n, n))."""
+    level = ALPHA / max(1, comparisons)
+    n = MIN_BLOCKS
+    if test == SIGN_FLIP:
+        while 2 / 2 ** n >= level:
+            n += 1
+    elif test == MANN_WHITNEY and not matched:
+        n = 2
+        while smallest_p(n, n) >= level:
+            n += 1
+    return n
+
+
+def floor_words(test: str, matched: bool, n: tuple[int, int], floor: float) -> str:
+    """Which test these rounds got and the smallest p it can give, said as it is."""
+    if test == SIGN_FLIP:
+        return (f"the within-round differences did not vary, so the test is the exact sign-flip "
+                f"test, whose smallest possible p on {min(n)} rounds is 2/2^{min(n)} = {floor:.2g}")
+    if test == MANN_WHITNEY and matched and min(n) < MIN_BLOCKS:
+        return (f"the paired t-test on within-round ratios needs {MIN_BLOCKS} common rounds, so "
+                f"the test is Mann-Whitney U, whose smallest possible p at {n[0]}+{n[1]} is {floor:.2g}")
+    return f"the test is {test}, whose smallest possible p at {n[0]}+{n[1]} is {floor:.2g}"
 
 
 def tost(d: np.ndarray, tolerance: float) -> tuple[float, tuple[float, float]]:
