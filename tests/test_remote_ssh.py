@@ -528,6 +528,8 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
         wait_for_far_mount(run, far, w["far"])
         agents = matching("fslab.remote.agent", str(w["far"]))
         assert len(agents) >= 2, agents       # the ssh client here, the agent there
+        socks = fio_server_sockets(far.ns["netns"])
+        assert len(socks) == 1 and socks[0].exists(), socks
         cut = time.time()
         assert far.drop_connections()
         # the agent sees its input close and tears down at once (well before the
@@ -559,6 +561,7 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
     assert len(df[(df["host"] == "far") & (df["metric"] == "read_iops")]) == 4 - len(failed)
     assert f"{len(failed)} failed" in out
     assert far_side_left(far, w["far"]) == []
+    assert not socks[0].parent.exists(), "the agent left fio's socket directory"
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 
@@ -603,3 +606,44 @@ def test_unreachable_host_is_given_up_on_both_sides(net, tmp_path):
     assert failed and any("far lost" in u["message"] or "connection to the agent lost"
                           in u["message"] for u in failed), failed
     assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+def test_fio_server_refuses_a_socket_directory_that_exists(tmp_path):
+    """The socket's directory must be the agent's own: one already there (another user
+    could have made it, and could enter it) is refused, left as it was, and no server
+    starts; a fresh one is 0700 while the server runs and gone after."""
+    from fslab.remote.server import FioServer
+    planted = tmp_path / "planted"
+    planted.mkdir(mode=0o777)
+    server = FioServer(f"sock:{planted}/fio.sock", "", 0)
+    from fslab.errors import StepFailed
+    with pytest.raises(StepFailed, match="File exists .one already there is never used"):
+        server.ensure("auto", tmp_path / "log" / "planted.log")
+    assert server.proc is None and sorted(planted.iterdir()) == []
+    # in /tmp (1777) itself: nobody could reach it but for its own mode
+    fresh = Path(f"/tmp/fslab-test-fio-{os.getpid()}-{time.monotonic_ns()}")
+    server = FioServer(f"sock:{fresh}/fio.sock", "", 0)
+    try:
+        assert server.ensure("auto", tmp_path / "log" / "fresh.log") is True
+        assert oct(fresh.stat().st_mode & 0o777) == "0o700"
+        assert connect_as_nobody(fresh / "fio.sock").stdout.strip() == str(errno.EACCES)
+    finally:
+        server.stop()
+    assert not fresh.exists()
+    noted = orjson.loads((tmp_path / "state" / "resources.json").read_bytes())
+    assert noted == [], noted
+
+
+def test_ssh_forward_goes_to_a_fresh_socket_or_to_a_reused_servers_port():
+    from fslab.remote.ssh import SocketForward
+    own, other, reused = SocketForward(), SocketForward(), SocketForward(8765)
+    try:
+        assert own.remote_socket.startswith("/tmp/fslab-fio-") and \
+            own.remote_socket != other.remote_socket
+        assert own.fio_address == f"sock:{own.remote_socket}"
+        assert own.ssh_options()[-2:] == ["-L", f"{own.socket}:{own.remote_socket}"]
+        assert reused.fio_address == "ip:127.0.0.1,8765"
+        assert reused.ssh_options()[-2:] == ["-L", f"{reused.socket}:127.0.0.1:8765"]
+    finally:
+        for f in (own, other, reused):
+            f.close()

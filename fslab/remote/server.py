@@ -62,6 +62,12 @@ def make_private_dir(path: Path) -> None:
     user is sudo's caller (sshd connects to the socket as that user)."""
     os.mkdir(path, 0o700)
     os.chmod(path, 0o700)           # whatever the umask
+    hand_to_login_user(path)
+
+
+def hand_to_login_user(path: Path) -> None:
+    """Under sudo, make `path` sudo's caller's: connecting to a Unix socket needs write
+    permission on it, and fio makes its socket with root's umask."""
     uid, gid = os.environ.get("SUDO_UID"), os.environ.get("SUDO_GID")
     if uid and gid and os.geteuid() == 0:
         os.chown(path, int(uid), int(gid))
@@ -107,7 +113,13 @@ class FioServer:
         self.log_path = log_path
         if self.socket is not None:
             state.note(SOCKET_DIR, str(self.socket.parent))
-            make_private_dir(self.socket.parent)
+            try:
+                make_private_dir(self.socket.parent)
+            except OSError as e:    # not ours (it existed): cleanup must never remove it
+                state.forget(SOCKET_DIR, str(self.socket.parent))
+                raise StepFailed(f"cannot make the private directory for fio's socket "
+                                 f"{self.socket.parent}: {e.strerror or e} (one already "
+                                 "there is never used: another user could enter it)") from e
         with open(log_path, "ab") as log:
             # own session: a Ctrl-C at the coordinator's terminal is ours to handle, not fio's
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
@@ -122,6 +134,8 @@ class FioServer:
                 raise StepFailed(f"fio --server={self.fio_address} exited "
                                  f"{self.proc.returncode}: {said[-1] if said else 'no output'}")
             if self._listening(timeout=0.3):
+                if self.socket is not None:
+                    hand_to_login_user(self.socket)
                 return True
             time.sleep(0.1)
         self.stop()
