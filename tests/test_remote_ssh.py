@@ -647,3 +647,22 @@ def test_ssh_forward_goes_to_a_fresh_socket_or_to_a_reused_servers_port():
     finally:
         for f in (own, other, reused):
             f.close()
+
+
+def test_cleanup_after_a_crash_stops_the_server_and_removes_its_socket_directory(tmp_path):
+    """What a killed agent leaves (the server, its socket's directory) is noted, so
+    `fslab cleanup` on that host removes both."""
+    from fslab.remote.server import FioServer, group_members
+    from fslab.system import teardown
+    d = Path(f"/tmp/fslab-test-fio-{os.getpid()}-{time.monotonic_ns()}")
+    server = FioServer(f"sock:{d}/fio.sock", "", 0)
+    try:
+        server.ensure("auto", tmp_path / "log" / "server.log")
+        pgid = server.proc.pid
+        done, failed = teardown.cleanup(owner=os.getpid())    # as if the agent had died
+        assert failed == [] and len(done) == 2, (done, failed)
+        assert not d.exists() and group_members(pgid) == []
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.stop()
+        shutil.rmtree(d, ignore_errors=True)
