@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import socket
 import subprocess
-import shutil
 import time
 from pathlib import Path
 
