@@ -12,6 +12,7 @@ namespaces and everything fslab made are gone afterwards, also when a test fails
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -136,8 +137,9 @@ StrictModes no
 UsePAM no
 PidFile {d / 'sshd.pid'}
 LogLevel VERBOSE
-# the agent's resources are noted here, not in this machine's /run/fslab
-SetEnv FSLAB_STATE_DIR={self.state}
+# the agent's resources are noted here, not in this machine's /run/fslab; and it
+# imports the fslab under test (the checkout's, as the coordinator does)
+SetEnv FSLAB_STATE_DIR={self.state} PYTHONPATH={REPO}
 {self.extra_config}
 """)
         key_type, key = (d / "host_key.pub").read_text().split()[:2]
@@ -317,6 +319,26 @@ def tcp_listeners(netns: str | None = None) -> list[tuple[str, str]]:
     return out
 
 
+def fio_server_sockets(netns: str) -> list[Path]:
+    """The Unix sockets of the fio servers running in namespace `netns` (a server's
+    forked children name the same one)."""
+    return sorted({Path(word[len("--server=sock:"):]) for line in matching("fio", "--server=sock:",
+                                                                     netns=netns)
+            for word in line.split() if word.startswith("--server=sock:")})
+
+
+def connect_as_nobody(path: Path) -> subprocess.CompletedProcess:
+    """A connect() to the Unix socket `path` by the unprivileged user nobody."""
+    code = ("import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "try:\n    s.connect(sys.argv[1])\n"
+            "except OSError as e:\n    print(e.errno); sys.exit(3)\n"
+            "print('connected')\n")
+    return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           "--", "/usr/bin/python3", "-c", code, str(path)],
+                          capture_output=True, text=True, timeout=30)
+
+
 def store_of(tmp_path: Path):
     from fslab.store import Store
     return Store(tmp_path / "results")
@@ -363,10 +385,18 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     before = far.accepted()
     run = start_run(tmp_path)
     try:
-        # during the run: fio's server listens on the far host's loopback only, and
-        # fio's connection goes through a Unix socket of the run's ssh, only root's
+        # during the run: fio's server listens on a Unix socket of the far host in a
+        # directory only root (the SSH user) enters, nothing of it on TCP, and fio's
+        # connection goes through a Unix socket of the run's ssh, only root's
         wait_for_far_mount(run, far, w["far"])
         far_fio = [a for a, users in tcp_listeners(far.ns["netns"]) if '"fio"' in users]
+        far_socks = fio_server_sockets(far.ns["netns"])
+        far_dir = far_socks[0].parent if far_socks else None
+        far_dir_stat = far_dir.stat() if far_dir else None
+        as_nobody = connect_as_nobody(far_socks[0]) if far_socks else None
+        as_root = socket.socket(socket.AF_UNIX)      # the same connect as root does reach it
+        as_root.connect(str(far_socks[0]))
+        as_root.close()
         here = {p for p in descendants(run.pid)}
         forwards = [cmd for p, (_, cmd) in processes().items()
                     if p in here and cmd.startswith("ssh ") and " -L " in cmd]
@@ -384,10 +414,17 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
             run.kill()
             run.wait()
     assert run.returncode == 0, out
-    assert far_fio and set(far_fio) == {"127.0.0.1:8765"}, far_fio
+    assert far_fio == [], far_fio
+    assert len(far_socks) == 1, far_socks
+    assert oct(far_dir_stat.st_mode & 0o777) == "0o700" and far_dir_stat.st_uid == 0
+    # a local user of the far host cannot reach fio's server: the directory stops it
+    assert as_nobody.returncode == 3 and as_nobody.stdout.strip() == str(errno.EACCES), \
+        (as_nobody.stdout, as_nobody.stderr)
+    assert not far_dir.exists(), f"{far_dir} stayed on the far host"
     assert not exposed, f"{far.address}:8765 answers from another namespace"
     assert listening_here == [], listening_here
     assert len(forwards) == 1, forwards
+    assert f" -L {forwards[0].split(' -L ')[1].split(':')[0]}:{far_socks[0]} " in forwards[0]
     assert modes == ("0o600", "0o700"), modes     # the socket, its directory: root's only
     assert not sock.parent.exists(), "the forward's socket stayed"
     assert far.accepted() == before + 1, "fslab did not log in to the test's sshd once"
@@ -407,7 +444,7 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     assert env["kernel"] == os.uname().release and env["root"] is True
     assert env["tools"]["fio"].startswith("fio-")
     assert env["target"]["workdir"] == str(w["far"])
-    assert env["fio_server"] == {"address": "ip:127.0.0.1,8765", "started_by_fslab": True,
+    assert env["fio_server"] == {"address": f"sock:{far_socks[0]}", "started_by_fslab": True,
                                  "transport": "ssh"}
     assert hosts_env["near"]["environment"]["fio_server"]["transport"] == "direct"
     assert "netns" not in env                  # the agent ran it, not a local host
@@ -416,8 +453,8 @@ def test_ssh_host_runs_the_plan_beside_a_local_host(net, tmp_path):
     assert ext4["in_effect"]["fstype"] == "ext4" and ext4["devices"][0].startswith("/dev/loop")
     assert ext4["target"]["workdir"] == str(w["far"])
     assert "per host" in out and "far" in out and "near" in out
-    assert ("host far: fio server started on 127.0.0.1:8765 of far, reached through the SSH "
-            "connection (not on the network)") in out
+    assert (f"host far: fio server started on {far_socks[0]} of far (a Unix socket only the "
+            "SSH user can reach), through the SSH connection (not on the network)") in out
     # nothing left on either side; the sshd has no session any more
     assert far_side_left(far, w["far"]) == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
@@ -454,10 +491,11 @@ def test_direct_transport_binds_the_hosts_address_and_says_so(net, tmp_path):
 
 
 def test_sshd_that_refuses_forwarding_fails_that_host_with_the_way_out(net, tmp_path):
-    """An sshd with AllowTcpForwarding no cannot carry fio's connection: that host fails
-    up front, saying why and what to do; the agent stops the server it started."""
+    """An sshd with AllowStreamLocalForwarding no cannot carry fio's connection to its
+    Unix socket: that host fails up front, saying why and what to do; the agent stops
+    the server it started and removes its socket's directory."""
     ns, far = net
-    strict = SshHost(far.ns, tmp_path / "strict-sshd", "AllowTcpForwarding no").start()
+    strict = SshHost(far.ns, tmp_path / "strict-sshd", "AllowStreamLocalForwarding no").start()
     try:
         w = write_files(tmp_path, ns, strict, "each", iterations=1, workloads=("randread",))
         p = subprocess.run(fslab_run_argv(tmp_path), capture_output=True, text=True,
@@ -472,8 +510,10 @@ def test_sshd_that_refuses_forwarding_fails_that_host_with_the_way_out(net, tmp_
     units = {u["host"]: u for u in store.units(run_id)}
     assert units["near"]["status"] == "done" and units["far"]["status"] == "failed"
     msg = units["far"]["message"]
-    assert "does not carry fio's connection to 127.0.0.1:8765" in msg, msg
-    assert "administratively prohibited" in msg and "AllowTcpForwarding" in msg, msg
+    assert "does not carry fio's connection to /tmp/fslab-fio-" in msg, msg
+    assert "open failed" in msg and "AllowStreamLocalForwarding" in msg, msg
+    remote_dir = Path(msg.split("connection to ")[1].split()[0]).parent
+    assert not remote_dir.exists(), f"{remote_dir} stayed on the far host"
     assert 'transport = "direct"' in msg, msg
     assert far_left == []
     assert near_side_clean(ns, w["near"], tmp_path) == []
@@ -488,6 +528,8 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
         wait_for_far_mount(run, far, w["far"])
         agents = matching("fslab.remote.agent", str(w["far"]))
         assert len(agents) >= 2, agents       # the ssh client here, the agent there
+        socks = fio_server_sockets(far.ns["netns"])
+        assert len(socks) == 1 and socks[0].exists(), socks
         cut = time.time()
         assert far.drop_connections()
         # the agent sees its input close and tears down at once (well before the
@@ -519,6 +561,7 @@ def test_dropped_connection_fails_that_host_only_and_the_agent_tears_down(net, t
     assert len(df[(df["host"] == "far") & (df["metric"] == "read_iops")]) == 4 - len(failed)
     assert f"{len(failed)} failed" in out
     assert far_side_left(far, w["far"]) == []
+    assert not socks[0].parent.exists(), "the agent left fio's socket directory"
     assert near_side_clean(ns, w["near"], tmp_path) == []
 
 
@@ -563,3 +606,63 @@ def test_unreachable_host_is_given_up_on_both_sides(net, tmp_path):
     assert failed and any("far lost" in u["message"] or "connection to the agent lost"
                           in u["message"] for u in failed), failed
     assert near_side_clean(ns, w["near"], tmp_path) == []
+
+
+def test_fio_server_refuses_a_socket_directory_that_exists(tmp_path):
+    """The socket's directory must be the agent's own: one already there (another user
+    could have made it, and could enter it) is refused, left as it was, and no server
+    starts; a fresh one is 0700 while the server runs and gone after."""
+    from fslab.remote.server import FioServer
+    planted = tmp_path / "planted"
+    planted.mkdir(mode=0o777)
+    server = FioServer(f"sock:{planted}/fio.sock", "", 0)
+    from fslab.errors import StepFailed
+    with pytest.raises(StepFailed, match="File exists .one already there is never used"):
+        server.ensure("auto", tmp_path / "log" / "planted.log")
+    assert server.proc is None and sorted(planted.iterdir()) == []
+    # in /tmp (1777) itself: nobody could reach it but for its own mode
+    fresh = Path(f"/tmp/fslab-test-fio-{os.getpid()}-{time.monotonic_ns()}")
+    server = FioServer(f"sock:{fresh}/fio.sock", "", 0)
+    try:
+        assert server.ensure("auto", tmp_path / "log" / "fresh.log") is True
+        assert oct(fresh.stat().st_mode & 0o777) == "0o700"
+        assert connect_as_nobody(fresh / "fio.sock").stdout.strip() == str(errno.EACCES)
+    finally:
+        server.stop()
+    assert not fresh.exists()
+    noted = orjson.loads((tmp_path / "state" / "resources.json").read_bytes())
+    assert noted == [], noted
+
+
+def test_ssh_forward_goes_to_a_fresh_socket_or_to_a_reused_servers_port():
+    from fslab.remote.ssh import SocketForward
+    own, other, reused = SocketForward(), SocketForward(), SocketForward(8765)
+    try:
+        assert own.remote_socket.startswith("/tmp/fslab-fio-") and \
+            own.remote_socket != other.remote_socket
+        assert own.fio_address == f"sock:{own.remote_socket}"
+        assert own.ssh_options()[-2:] == ["-L", f"{own.socket}:{own.remote_socket}"]
+        assert reused.fio_address == "ip:127.0.0.1,8765"
+        assert reused.ssh_options()[-2:] == ["-L", f"{reused.socket}:127.0.0.1:8765"]
+    finally:
+        for f in (own, other, reused):
+            f.close()
+
+
+def test_cleanup_after_a_crash_stops_the_server_and_removes_its_socket_directory(tmp_path):
+    """What a killed agent leaves (the server, its socket's directory) is noted, so
+    `fslab cleanup` on that host removes both."""
+    from fslab.remote.server import FioServer, group_members
+    from fslab.system import teardown
+    d = Path(f"/tmp/fslab-test-fio-{os.getpid()}-{time.monotonic_ns()}")
+    server = FioServer(f"sock:{d}/fio.sock", "", 0)
+    try:
+        server.ensure("auto", tmp_path / "log" / "server.log")
+        pgid = server.proc.pid
+        done, failed = teardown.cleanup(owner=os.getpid())    # as if the agent had died
+        assert failed == [] and len(done) == 2, (done, failed)
+        assert not d.exists() and group_members(pgid) == []
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.stop()
+        shutil.rmtree(d, ignore_errors=True)

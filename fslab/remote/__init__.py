@@ -25,7 +25,7 @@ from fslab.store import Store
 from fslab.store.environment import RunEnvironment
 from fslab.remote.client import Endpoint
 from fslab.remote.local import LocalHost
-from fslab.remote.ssh import AgentHost, LoopbackForward, ssh_transport
+from fslab.remote.ssh import AgentHost, SocketForward, ssh_transport
 
 __all__ = ["HostsExecutor"]
 
@@ -124,11 +124,17 @@ def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: 
     for h in hosts.host:
         s = sessions[h.name] = HostSession(h)
         try:
+            fio_address = h.fio_address
             if h.is_local:
                 s.ops = LocalHost(h.workdir_path, h.netns)
                 s.endpoint = Endpoint.direct(h)
             else:
-                forward = LoopbackForward(h.port) if h.transport == "ssh" else None
+                # a server of our own listens on a private Unix socket; a reused one
+                # (the admin's) on the host's loopback
+                forward = (SocketForward(h.port if h.server == "reuse" else None)
+                           if h.transport == "ssh" else None)
+                if forward is not None:
+                    fio_address = forward.fio_address
                 try:
                     s.ops = AgentHost(ssh_transport(h.ssh, h.ssh_options, forward), h.python,
                                       h.workdir_path, forward=forward)
@@ -139,25 +145,28 @@ def _open_sessions(hosts: HostsFile, fs_names: list[str], store: Store, run_id: 
                 s.endpoint = (Endpoint.socket(h.name, str(forward.socket)) if forward
                               else Endpoint.direct(h))
             env = s.ops.environment(fs_names)
-            started = s.ops.start_server(h.fio_address, h.server_address, h.port,
+            started = s.ops.start_server(fio_address, h.server_address, h.port,
                                          h.server)["started"]
         except (StepFailed, FslabError, OSError) as e:
             s.down = f"{h.name} unavailable: {e}"
             console.print(f"[red]host {h.name}:[/] {e}")
             continue
-        env["fio_server"] = {"address": h.fio_address, "started_by_fslab": started,
+        env["fio_server"] = {"address": fio_address, "started_by_fslab": started,
                              "transport": h.transport}
         store.update_environment(run_id, {"multihost": {"hosts": {h.name: {"environment": env}}}})
         console.print(f"host {h.name}: fio server {'started' if started else 'reused'} "
-                      f"{where_fio_listens(h)}; kernel {env.get('kernel', '?')}")
+                      f"{where_fio_listens(h, fio_address)}; kernel {env.get('kernel', '?')}")
     return sessions
 
 
-def where_fio_listens(h: HostSpec) -> str:
+def where_fio_listens(h: HostSpec, fio_address: str) -> str:
     """Where a host's fio server listens and who can reach it, in words."""
+    if h.transport == "ssh" and fio_address.startswith("sock:"):
+        return (f"on {fio_address[len('sock:'):]} of {h.name} (a Unix socket only the SSH "
+                "user can reach), through the SSH connection (not on the network)")
     if h.transport == "ssh":
-        return (f"on {LOOPBACK}:{h.port} of {h.name}, reached through the SSH connection "
-                "(not on the network)")
+        return (f"on {LOOPBACK}:{h.port} of {h.name} (open to that host's local users), "
+                "reached through the SSH connection (not on the network)")
     return (f"at {h.address}:{h.port} (transport direct: no authentication, open to "
             "whoever reaches that address)")
 

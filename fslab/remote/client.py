@@ -5,7 +5,8 @@ client-mode JSON has one `client_stats` entry per host and job, plus "All client
 (the sum) when several hosts ran. fio exits 0 even when a server could not be
 reached, so a host's success is judged by its own entries, never by the exit code.
 A host's server is reached at its network address (transport "direct") or at the
-Unix socket here that its SSH connection carries to the host's loopback ("ssh").
+Unix socket here that its SSH connection carries to the server's Unix socket on the host
+("ssh").
 """
 from __future__ import annotations
 

@@ -8,8 +8,9 @@
     name = "nvme-box"          # the `host` of every record measured there
     ssh = "admin@nvme-box"     # OpenSSH destination (your ~/.ssh/config applies), or "local"
     workdir = "/var/tmp/fslab-remote"   # loop images and mount points on that host
-    # transport = "ssh" (default with ssh): fio's server listens on the host's loopback,
-    #   its connection goes through the SSH connection; nothing listens on the network
+    # transport = "ssh" (default with ssh): fio's server listens on a Unix socket of the
+    #   host in a 0700 directory of the SSH user, and its connection goes through the SSH
+    #   connection; nothing listens on the network, no other local user reaches it
     # transport = "direct": fio's server binds `address` and fio connects there (no
     #   authentication: whoever reaches that address and port can run jobs as root)
     # address = "10.0.0.11"
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fslab.plan import read_text, toml_data, validation_error
 from fslab.records import AGGREGATE_HOST
 DEFAULT_PORT = 8765        # fio's own default port
-LOOPBACK = "127.0.0.1"     # where fio's server listens on a host reached with transport "ssh"
+LOOPBACK = "127.0.0.1"     # where a reused fio server listens on a host reached over SSH
 
 
 class HostSpec(BaseModel):
@@ -38,8 +39,8 @@ class HostSpec(BaseModel):
     address: str | None = None       # fio's server address; needed with transport "direct"
     port: int | None = Field(None, ge=1, le=65535)     # None: the file's `port`
     ssh: str = "local"
-    # ssh: the server listens on the host's loopback and fio's connection goes through
-    # the SSH connection (the default with ssh); direct: it binds `address` (the only way
+    # ssh: the server listens on a private Unix socket of the host (a reused one: on its
+    # loopback) and fio's connection goes through the SSH connection (the default with ssh); direct: it binds `address` (the only way
     # for a local host, which has no SSH connection)
     transport: Literal["ssh", "direct"] | None = None
     ssh_options: list[str] = []      # extra OpenSSH options, e.g. ["-p", "2222"]
@@ -93,7 +94,8 @@ class HostSpec(BaseModel):
 
     @property
     def server_address(self) -> str:
-        """Where fio's server listens on its host: the loopback when SSH carries fio."""
+        """Where fio's server listens on its host: the loopback when SSH carries fio (for a
+        reused server; one fslab starts there listens on a Unix socket instead)."""
         return LOOPBACK if self.transport == "ssh" else self.address
 
     @property
@@ -120,7 +122,7 @@ class HostsFile(BaseModel):
             h.port = h.port or self.port
             if h.name in names:
                 raise ValueError(f"host name {h.name!r} appears twice")
-            if h.transport == "direct":     # the others listen on their own host's loopback
+            if h.transport == "direct":     # the others listen on their own host
                 if (h.address, h.port) in endpoints:
                     raise ValueError(f"{h.address} port {h.port} is given to two hosts")
                 endpoints.add((h.address, h.port))

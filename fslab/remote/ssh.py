@@ -6,15 +6,18 @@ HostLost; the agent on the other side tears down what it made when its stdin clo
 or when the pings this side sends every few seconds stop arriving (a silent network
 failure, which only ssh's keepalives notice on this side).
 
-With transport "ssh" the same connection carries fio's: `ssh -L SOCKET:127.0.0.1:PORT`
+With transport "ssh" the same connection carries fio's: `ssh -L SOCKET:REMOTE_SOCKET`
 forwards a Unix socket here (in a directory only this user can enter) to the fio
-server, which listens on the host's loopback. fio's server has no authentication, so
-nothing of it is on the network: on the host only local processes reach it, here only
-this user.
+server's Unix socket on the host, in a directory the agent makes there for the run
+(0700, the SSH login user's). fio's server has no authentication, so nothing of it is
+on the network, and on either machine only the SSH user reaches it. (A server reused
+with `server = "reuse"` is one the host's admin runs on its loopback: the forward then
+goes to 127.0.0.1:PORT, which every local user of that host can reach.)
 """
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
 import shutil
 import socket
@@ -39,18 +42,37 @@ PING_EVERY = 5.0      # seconds; the agent gives up after 60 s without a line
 CALL_S = 1800.0
 
 
-class LoopbackForward:
-    """A Unix socket here that the SSH connection carries to 127.0.0.1:PORT on the host."""
+# on the host: a new name per run (the agent's mkdir refuses one that exists), short
+# enough for a Unix socket's 108 bytes
+REMOTE_SOCKET_DIR = "/tmp/fslab-fio-{token}"
 
-    def __init__(self, port: int):
+
+class SocketForward:
+    """A Unix socket here that the SSH connection carries to fio's server on the host:
+    to a Unix socket there (`remote_socket`), or to 127.0.0.1:PORT (`port`: a reused
+    server the host's admin runs on its loopback)."""
+
+    def __init__(self, port: int | None = None):
         self.port = port
+        self.remote_socket = (None if port is not None else
+                              REMOTE_SOCKET_DIR.format(token=secrets.token_hex(8)) + "/fio.sock")
         # mkdtemp's directory is 0700, and ssh makes the socket 0600 (StreamLocalBindMask)
         self.dir = Path(tempfile.mkdtemp(prefix="fslab-ssh-"))
         self.socket = self.dir / "fio.sock"
 
+    @property
+    def target(self) -> str:
+        """Where the forward leads on the host, as ssh's -L spells it."""
+        return self.remote_socket or f"{LOOPBACK}:{self.port}"
+
+    @property
+    def fio_address(self) -> str:
+        """fio's --server= spelling of the host's end."""
+        return f"sock:{self.remote_socket}" if self.remote_socket else f"ip:{LOOPBACK},{self.port}"
+
     def ssh_options(self) -> list[str]:
         # without ExitOnForwardFailure ssh would run the agent with no forward at all
-        return ["-o", "ExitOnForwardFailure=yes", "-L", f"{self.socket}:{LOOPBACK}:{self.port}"]
+        return ["-o", "ExitOnForwardFailure=yes", "-L", f"{self.socket}:{self.target}"]
 
     def refused(self, wait: float = 2.0) -> str | None:
         """Why a connection through the forward does not reach fio's server, if it does not.
@@ -78,7 +100,7 @@ class AgentHost:
     `forward`: the Unix socket that command carries to fio's server (transport "ssh")."""
 
     def __init__(self, transport: list[str], python: str, workdir: str, timeout: float = 3600,
-                 forward: LoopbackForward | None = None):
+                 forward: SocketForward | None = None):
         # the remote shell splits this line again: `python` may be several words
         # ("sudo python3"), the workdir stays one
         self.argv = [*transport, shlex.join([*shlex.split(python), "-m", "fslab.remote.agent",
@@ -169,11 +191,13 @@ class AgentHost:
             if why:
                 said = _wait_for(lambda: "; ".join(ln for ln in self._stderr
                                                    if "open failed" in ln), 1.0) or why
+                setting = ("AllowStreamLocalForwarding" if self.forward.remote_socket
+                           else "AllowTcpForwarding")
                 raise StepFailed(
-                    f"the SSH connection does not carry fio's connection to {LOOPBACK}:{port} "
-                    f"on that host ({said}): its sshd must allow TCP forwarding "
-                    "(AllowTcpForwarding), or set transport = \"direct\" for this host (fio's "
-                    "server then listens on its address, open to whoever reaches it)")
+                    f"the SSH connection does not carry fio's connection to "
+                    f"{self.forward.target} on that host ({said}): its sshd must allow "
+                    f"that forwarding ({setting}), or set transport = \"direct\" for this host "
+                    "(fio's server then listens on its address, open to whoever reaches it)")
         return started
 
     def prepare(self, spec: dict, size_bytes: int, label: str) -> dict:
@@ -212,7 +236,7 @@ def _wait_for(check, timeout: float):
 
 
 def ssh_transport(destination: str, options: list[str],
-                  forward: LoopbackForward | None = None) -> list[str]:
+                  forward: SocketForward | None = None) -> list[str]:
     """OpenSSH without prompts; keepalives notice a dead host within ~15 s, an
     unreachable one fails within 15 s. For each setting ssh takes the first value it
     is given, so the host's `ssh_options` come before these defaults (they may change
