@@ -111,8 +111,9 @@ def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path):
     run_fslab("report", run_id, "--results", str(results), "--html", str(html))
     assert "transactions per second" in html.read_text()
     # compare takes two runs: a second, shorter one of SQLite alone
+    # (the same case as the first run's: its params, duration included, are the case's key)
     again = _plan(tmp_path, "ext4,xfs", '[[suite]]\nkind = "sqlite"\nworkloads = ["wal"]\n'
-                  'duration = 1\n')
+                  f'duration = {SHORT}\n')
     run_fslab("run", str(again), "--results", str(results), "--workdir", str(work), timeout=300)
     other = next(r.name for r in (results / "runs").iterdir() if r.name != run_id)
     c = run_fslab("compare", run_id, other, "--results", str(results))
