@@ -451,29 +451,56 @@ def test_an_interrupted_guest_run_keeps_its_units_and_resumes_in_the_guest(image
 
 @pytest.mark.guest
 @needs_guest
-def test_cleanup_stops_a_running_guest_and_removes_its_disks(image, state_dir, tmp_path):
+def test_cleanup_leaves_a_live_runs_guest_and_clears_a_dead_ones(image, state_dir, tmp_path):
+    """`fslab cleanup` never touches a live fslab's guest (issue 36 item 20: it cleans only
+    what dead processes left); a guest whose fslab died has gone with it (qemu dies with its
+    parent), and cleanup removes what it left: its disks and its entry."""
     from fslab.system import state
     from fslab.guest.qemu import Guest
-    scratch = tmp_path / "scratch.img"
-    scratch.write_bytes(b"x")
+    env = {**os.environ, "FSLAB_STATE_DIR": str(state_dir)}
+
+    def cleanup() -> str:
+        p = subprocess.run([sys.executable, "-m", "fslab", "cleanup"], capture_output=True,
+                           text=True, timeout=120, cwd=REPO, env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+    # a live run's guest (this process is its fslab): left running, and said
+    live_disk = tmp_path / "live.img"
+    live_disk.write_bytes(b"x")
     # no rootfs disk: the initramfs waits for one, so the guest keeps running a while
-    g = Guest(image.kernel, image.initrd, "tcg", memory_mib=256, cpus=1, scratch=[scratch])
+    g = Guest(image.kernel, image.initrd, "tcg", memory_mib=256, cpus=1, scratch=[live_disk])
     g.start()
     try:
         assert g.running and _qemu_pids(g.ident)
-        p = subprocess.run([sys.executable, "-m", "fslab", "cleanup"], capture_output=True,
-                           text=True, timeout=120, cwd=REPO,
-                           env={**os.environ, "FSLAB_STATE_DIR": str(state_dir)})
-        assert p.returncode == 0, p.stdout + p.stderr
-        assert f"guest {g.ident}" in p.stdout
-        deadline = time.time() + 10
-        while _qemu_pids(g.ident) and time.time() < deadline:
-            time.sleep(0.2)
-        assert not _qemu_pids(g.ident), "cleanup left the qemu process"
-        assert not scratch.exists()
-        assert not any(e["kind"] == "guest" for e in state.entries())
+        said = cleanup()
+        assert "still running" in said and f"guest {g.ident}" not in said, said
+        assert _qemu_pids(g.ident) and live_disk.exists()
     finally:
         g.stop()
+    # a dead fslab's guest: its process started it and exited without stopping it
+    dead_disk = tmp_path / "dead.img"
+    dead_disk.write_bytes(b"x")
+    starter = (
+        "import os\n"
+        "from pathlib import Path\n"
+        "from fslab.guest.qemu import Guest\n"
+        f"g = Guest(Path({str(image.kernel)!r}), Path({str(image.initrd)!r}), 'tcg', "
+        f"memory_mib=256, cpus=1, scratch=[Path({str(dead_disk)!r})])\n"
+        "g.start()\n"
+        "print(g.ident, flush=True)\n"
+        "os._exit(0)   # dies with its guest running, as a killed fslab would\n")
+    started = subprocess.run([sys.executable, "-c", starter], capture_output=True, text=True,
+                             timeout=120, cwd=REPO, env=env)
+    ident = started.stdout.strip().splitlines()[-1] if started.stdout.strip() else ""
+    assert started.returncode == 0 and ident, started.stdout + started.stderr
+    deadline = time.time() + 10
+    while _qemu_pids(ident) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _qemu_pids(ident), "qemu outlived the fslab that started it"
+    said = cleanup()
+    assert f"guest {ident}" in said, said
+    assert not dead_disk.exists()
+    assert not any(e["kind"] == "guest" for e in state.entries())
 
 
 def test_data_disk_fits_the_largest_filesystem_and_is_aligned():
