@@ -16,6 +16,7 @@ import shlex
 from dataclasses import asdict, dataclass
 
 from fslab.errors import FslabError, StepFailed
+from fslab.workloads.apps.programs import whole_option
 from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
 from fslab.system.devstat import source_device_of
@@ -65,11 +66,7 @@ def parse_output(text: str) -> DbenchResult:
 
 
 def _whole(o: dict, key: str, default: int, high: int | None = None) -> int:
-    v = o.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1 or (high and v > high):
-        raise FslabError(f"dbench {key} = {v!r}: a whole number from 1"
-                         + (f" to {high}" if high else ""))
-    return v
+    return whole_option("dbench", o, key, default, high=high)
 
 
 @register

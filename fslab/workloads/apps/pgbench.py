@@ -26,6 +26,7 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 
 from fslab.errors import FslabError, StepFailed
+from fslab.workloads.apps.programs import whole_option
 from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
 from fslab.system import state
@@ -72,11 +73,7 @@ class PgbenchConfig:
 
 
 def _whole(o: dict, key: str, default: int, low: int, high: int | None = None) -> int:
-    v = o.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int) or v < low or (high and v > high):
-        raise FslabError(f"pgbench {key} = {v!r}: a whole number from {low}"
-                         + (f" to {high}" if high else ""))
-    return v
+    return whole_option("pgbench", o, key, default, low, high)
 
 
 def threads_for(clients: int) -> int:

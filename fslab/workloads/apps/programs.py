@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.errors import FslabError
 from fslab.system.proc import run, which
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -53,3 +54,14 @@ def version_number(text: str) -> str:
     """'15.20-0+deb12u1' -> '15.20' (the upstream part of a Debian version)."""
     m = re.match(r"(?:\d+:)?([0-9][0-9.]*)", text)
     return m.group(1).rstrip(".") if m else text
+
+
+def whole_option(suite: str, o: dict, key: str, default: int, low: int = 1,
+                 high: int | None = None) -> int:
+    """A suite option that must be a whole number in [low, high]: refused in one line
+    (before any run row) otherwise."""
+    v = o.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < low or (high and v > high):
+        raise FslabError(f"{suite} {key} = {v!r}: a whole number from {low}"
+                         + (f" to {high}" if high else ""))
+    return v

@@ -20,6 +20,7 @@ import shlex
 from dataclasses import asdict, dataclass
 
 from fslab.errors import FslabError, StepFailed
+from fslab.workloads.apps.programs import whole_option
 from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
 from fslab.system.devstat import source_device_of
@@ -96,10 +97,7 @@ def parse_output(text: str, benchmark: str) -> DbBenchResult:
 
 
 def _whole(o: dict, key: str, default: int) -> int:
-    v = o.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise FslabError(f"rocksdb {key} = {v!r}: a whole number from 1")
-    return v
+    return whole_option("rocksdb", o, key, default)
 
 
 @register

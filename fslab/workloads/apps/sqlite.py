@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fslab.errors import FslabError, StepFailed
+from fslab.workloads.apps.programs import whole_option
 from fslab.plan.profiles import MiB, Profile
 from fslab.records import Measurement
 from fslab.system.devstat import source_device_of
@@ -72,10 +73,7 @@ def parse_result(text: str) -> SqliteResult:
 
 
 def _whole(o: dict, key: str, default: int) -> int:
-    v = o.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise FslabError(f"sqlite {key} = {v!r}: a whole number from 1")
-    return v
+    return whole_option("sqlite", o, key, default)
 
 
 @register
