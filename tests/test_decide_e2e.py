@@ -7,6 +7,7 @@ option only adds metadata flushes (~2x), which other tests' fio beside this one 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -183,18 +184,25 @@ def test_a_database_job_file_is_raced_on_reads_writes_and_fsyncs_and_noise_stops
     p = run_fslab("decide", "--job", str(tmp_path / "db.fio"), "--candidates", str(tmp_path / "c.toml"),
                   "--profile", "smoke", "--delta", "0.001", "--json", "--results", str(results))
     dec = json.loads(p.stdout)
-    assert dec["verdict"] == "undecided" and dec["winner"] is None and dec["leader"], p.stderr
-    assert dec["rounds"] == 3 and dec["units_run"] == 6 and dec["decided"] is False
-    assert "cannot decide a 0.1% difference" in dec["cannot_decide"] and "--keep-going" in p.stderr
     for m in ("read IOPS", "write IOPS", "fsync"):
         assert m in dec["metric"], dec["metric"]
     assert set(dec["metrics"].values()) == {"read_iops, write_iops, sync_lat_p99"}
     assert "job=dbwrite+dbread" not in dec["metric"] and "dbwrite+dbread" in next(iter(dec["metrics"]))
     # the count is against the most the race can run, and ends where the decision says
     assert "unit 1 of at most 20" in p.stderr and "unit 6 of at most 20" in p.stderr
-    assert "unit 7 of" not in p.stderr
+    assert "unit 7 of" not in p.stderr and dec["rounds"] == 3 and dec["units_run"] == 6
     report = run_fslab("report", dec["run"], "--results", str(results))
     text = report.stdout
+    if dec["verdict"] == "winner":
+        # The first look may separate the pair outright (CI once saw 11.5% at Holm
+        # p=0.0076): a winner then stands on that test, and the stop for --delta is moot.
+        assert re.search(r"eliminated ext4(:noatime)?: round 3: .* Holm p=[0-9.]+ < ", p.stderr), p.stderr
+        assert dec["winner"] == dec["leader"] and not dec.get("cannot_decide"), dec
+        assert "best guess, not shown better" not in text
+        return
+    assert dec["verdict"] == "undecided" and dec["winner"] is None and dec["leader"], p.stderr
+    assert dec["decided"] is False
+    assert "cannot decide a 0.1% difference" in dec["cannot_decide"] and "--keep-going" in p.stderr
     assert "Cannot decide at --delta 0.1% (geometric mean" in text, text
     assert "best guess, not shown better" in text and "to apply it (a real" not in text
 
