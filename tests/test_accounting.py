@@ -165,8 +165,22 @@ def test_suites_that_ran_buffered_are_named_beside_the_policy():
     assert any(ln.startswith("tasks: buffered at every policy, as the study ran") for ln in lines)
     assert any(ln.startswith("dedup: ") and "O_DIRECT" in ln for ln in lines)
     note = answer_note([env])
-    assert "tasks buffered as the study ran" in note and "numbers from the device" not in note
+    assert "tasks buffered (its own I/O, said below)" in note and "numbers from the device" not in note
     assert "dedup" not in note and "largefile" not in note      # device-bound at policy off
     # at page cache on, dedup's read phase reads what setup left in memory, as vdbench did
     assert suite_get("dedup").cache_policy("on").buffered
     assert answer_note([{"page_cache": "off"}]) == "page cache off: numbers from the device"
+
+
+def test_a_programs_buffered_io_is_not_said_to_be_a_studys():
+    """An app suite's answer said 'pgbench, sqlite buffered as the study ran': no study ran
+    them. The note names them as buffered by their own I/O, as each suite's line says."""
+    from fslab.fio.cachepolicy import answer_note
+    from fslab.workloads import get as suite_get
+    env = {"page_cache": "off", "filesystems": {"ext4": {}}, "workloads": {}}
+    for suite, case in (("pgbench", "tpcb-like"), ("sqlite", "wal")):
+        use = suite_get(suite).cache_policy("off")
+        env["workloads"][f"{suite}:{case}"] = {"page_cache": use.sentence, "buffered": use.buffered}
+    note = answer_note([env])
+    assert "pgbench, sqlite buffered (their own I/O, said below)" in note
+    assert "study" not in note

@@ -129,6 +129,9 @@ def answer_note(environments: Iterable[RunEnvironment | dict]) -> str:
     if policies == {"off"}:
         if not buffered:
             return "page cache off: numbers from the device"
-        return (f"page cache off, but {', '.join(buffered)} buffered as the study ran: "
+        # the suites' own I/O, a study's protocol or a program's (pgbench, a replay): each
+        # says how in the policy lines; "as the study ran" was false of a database's
+        own = "its own I/O" if len(buffered) == 1 else "their own I/O"
+        return (f"page cache off, but {', '.join(buffered)} buffered ({own}, said below): "
                 "⚠ marks numbers served from memory")
     return f"page cache {', '.join(sorted(policies))}: buffered I/O"
