@@ -129,3 +129,19 @@ def test_compressible_data_has_the_share_of_zeros_asked():
     assert len(zlib.compress(random_data)) > 0.99 * len(random_data)
     assert half[2048:4096] == bytes(2048) and half[:2048] != bytes(2048)
     assert len(zlib.compress(half)) < 0.55 * len(half)
+
+
+def test_a_plans_replay_file_is_relative_to_the_plan(tmp_path, monkeypatch):
+    """A plan's `file = "W.replay"` was read relative to where fslab ran, so the same plan
+    named another file (or none) from another directory; it is the plan's, as job files are."""
+    from fslab import plan as plans
+    d = tmp_path / "plans"
+    d.mkdir()
+    (d / "w.toml").write_text('[[filesystem]]\nname = "ext4"\n\n[[suite]]\nkind = "replay"\n'
+                              'file = "captures/w.replay"\n')
+    monkeypatch.chdir(tmp_path)
+    plan = plans.load(d / "w.toml")
+    assert plan.suite[0].options["file"] == str(d / "captures" / "w.replay")
+    (d / "abs.toml").write_text('[[filesystem]]\nname = "ext4"\n\n[[suite]]\nkind = "replay"\n'
+                                f'file = "{tmp_path / "w.replay"}"\n')
+    assert plans.load(d / "abs.toml").suite[0].options["file"] == str(tmp_path / "w.replay")

@@ -224,13 +224,16 @@ def load(path: str | Path) -> Plan:
     plan = parse(read_text(path, "plan"), str(path))
     base = Path(path).absolute().parent
 
-    def absolute(s: SuiteSpec) -> SuiteSpec:   # job files are named relative to the plan
-        extra = s.model_extra or {}
+    def absolute(s: SuiteSpec) -> SuiteSpec:   # job files and replay files: relative to the plan
+        extra = dict(s.model_extra or {})
         files = extra.get("job_files")
-        if not isinstance(files, list):
+        if isinstance(files, list):
+            extra["job_files"] = [str(base / f) for f in files]
+        if s.kind == "replay" and isinstance(extra.get("file"), str):
+            extra["file"] = str(base / extra["file"])
+        if extra == (s.model_extra or {}):
             return s
-        return SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **{
-            **extra, "job_files": [str(base / f) for f in files]}})
+        return SuiteSpec.model_validate({"kind": s.kind, "workloads": s.workloads, **extra})
     return plan.model_copy(update={"suite": [absolute(s) for s in plan.suite]})
 
 
