@@ -9,7 +9,7 @@ from scipy import stats
 
 from fslab.decide.candidates import from_catalogue, variant_name
 from fslab.decide.posterior import posterior, smallest_detectable
-from fslab.decide.race import BUDGET, GOOD, TIE, WINNER, Race, look_levels, spent
+from fslab.decide.race import Race, StopReason, look_levels, spent
 from fslab.errors import FslabError
 
 
@@ -30,7 +30,7 @@ def run_race(truth: dict[str, float], own: float, drift: float = 0.05, seed: int
 def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test():
     race = run_race({"ext4": 1.0, "ext4:sync": 0.3}, own=0.02)
     e = race.eliminated["ext4:sync"]
-    assert e.round == 3 and race.stopped == WINNER and race.survivors == ["ext4"]
+    assert e.round == 3 and race.stopped is StopReason.WINNER and race.survivors == ["ext4"]
     assert e.test == "paired t-test on within-round log ratios"
     a = np.log([race.values["ext4"][r] for r in (1, 2, 3)])
     b = np.log([race.values["ext4:sync"][r] for r in (1, 2, 3)])
@@ -42,12 +42,12 @@ def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test(
 
 def test_identical_candidates_end_as_a_tie_within_delta_when_the_noise_allows():
     race = run_race({"a": 1.0, "b": 1.0}, own=0.003)
-    assert race.stopped == TIE and not race.eliminated
+    assert race.stopped is StopReason.TIE and not race.eliminated
 
 
 def test_noisy_identical_candidates_are_never_called_different_but_not_equivalent_either():
     race = run_race({"a": 1.0, "b": 1.0}, own=0.3, seed=3)
-    assert race.stopped == BUDGET and not race.eliminated
+    assert race.stopped is StopReason.BUDGET and not race.eliminated
 
 
 def test_lower_is_better_eliminates_the_slower():
@@ -126,7 +126,7 @@ def test_variant_names_are_valid_and_readable():
 
 
 def test_a_race_whose_every_candidate_fails_stops_without_a_winner():
-    from fslab.decide.race import NONE, Elimination
+    from fslab.decide.race import Elimination
     race = Race(["a", "b"], "higher")
     for r in (1, 2, 3):
         for lv in race.survivors:
@@ -135,7 +135,7 @@ def test_a_race_whose_every_candidate_fails_stops_without_a_winner():
         race.look(r)
         if race.stopped:
             break
-    assert race.stopped == NONE and race.survivors == []
+    assert race.stopped is StopReason.NONE_LEFT and race.survivors == []
 
 
 def test_a_candidate_without_values_is_not_tested_and_does_not_crash_the_race():
@@ -206,7 +206,7 @@ def test_a_race_stops_when_no_survivor_can_be_delta_better_than_the_leader():
     better than the leader: each is retired (not eliminated) with its bound, and the race
     stops with the leader once it is the only one running."""
     race = run_race({"best": 1.0, "b": 0.95, "c": 0.94, "d": 0.92}, own=0.01, seed=2)
-    assert race.stopped in (GOOD, WINNER) and race.leader() == "best"
+    assert race.stopped in (StopReason.LEADER_WITHIN_DELTA, StopReason.WINNER) and race.leader() == "best"
     assert race.rounds_done < 10 and race.survivors == ["best"]
     for lv, ret in race.retired.items():
         assert ret.leader == "best" and ret.bound < 1.03 and ret.ratio < 1
@@ -240,19 +240,19 @@ def test_the_good_stop_never_fires_while_a_survivor_may_be_delta_better():
 
 
 def test_the_decision_says_what_the_good_stop_shows():
+    from decision_data import decision
     from fslab.decide.decision import text
-    dec = {"winner": "a", "verdict": "tie", "equivalent": False, "ties": ["a", "b"],
-           "stopped": "none delta better than the leader", "rounds": 4, "delta": 0.03,
-           "alpha": 0.05, "metric": "write IOPS", "units_run": 8, "max_rounds": 10,
-           "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
-           "commands": [], "left_out": []}
-    first = text(dec)[0]
+    dec = dict(winner="a", verdict="tie", equivalent=False, ties=["a", "b"],
+               stopped="none delta better than the leader", rounds=4, delta=0.03,
+               alpha=0.05, metric="write IOPS", units_run=8, max_rounds=10,
+               units_full_factorial=20, mde=0.05)
+    first = text(decision(**dec))[0]
     # not "Tie: a, b": b may be far behind (retired, never shown worse)
     assert first.startswith("Choose the leader a: each of b was shown not 3% or more better "
                             "than the leader of the round it stopped running in")
     assert "none was shown worse either, in 4 rounds" in first
     # a delta under 1% keeps its digits (it printed "0%")
-    assert "not 0.5% or more better" in text({**dec, "delta": 0.005})[0]
+    assert "not 0.5% or more better" in text(decision(**{**dec, "delta": 0.005}))[0]
 
 
 def test_a_lone_survivor_shares_p_best_with_the_eliminated():
@@ -340,7 +340,7 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     rounds past it), nor one after the budget is spent; without a budget nothing stops."""
     import time as _time
     from fslab.commands.decide import _budget_stop
-    from fslab.decide.policy import budget_key
+    from fslab.store.environment import DecideState
     from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
     from fslab.records import UnitKey
     from fslab.store import open_store
@@ -352,7 +352,7 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     store.finish_unit(run_id, UnitKey("h", "ext4", "default", "fio", "c", "{}", 1), [], "done", None, start, None)
     assert _budget_stop(store, run_id, plan, 0) is None
     assert _budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
-    store.update_environment(run_id, {"decide": {budget_key(0): 3}})
+    store.update_environment(run_id, DecideState.budget_stop_patch(0, 3))
     assert "stopped where its next round would have overrun the --budget" in _budget_stop(store, run_id, plan, 0)
     assert _budget_stop(store, run_id, plan, 12) is None           # another stage's stop
     plan_30 = plan.model_copy(update={"decide": DecideSection(budget_seconds=30)})
@@ -377,14 +377,15 @@ def test_the_reach_is_each_candidates_own_and_an_erratic_one_does_not_set_it():
 
 
 def test_a_plain_interval_that_leaves_out_1_is_said_not_to_be_the_races_separation():
+    from decision_data import decision
     from fslab.decide.decision import tail
     row = dict(fs="xfs", options="", changed="", safety="safe", trades="", rounds=10, p_best=0.01,
                expected_loss=0.08, eliminated_round=None, retired_round=None, why="not separated",
                write_amplification=None, throttle=None)
-    dec = {"winner": "xfs:a", "traded": [], "commands": [], "left_out": [], "alpha_per_look": 0.0033,
-           "candidates": [{**row, "label": "xfs:a", "ratio": 1.0, "ratio_ci": [1.0, 1.0]},
-                          {**row, "label": "xfs", "ratio": 0.92, "ratio_ci": [0.870, 0.979]},
-                          {**row, "label": "xfs:b", "ratio": 0.99, "ratio_ci": [0.93, 1.05]}]}
+    dec = decision(winner="xfs:a", alpha_per_look=0.0033,
+                   candidates=[{**row, "label": "xfs:a", "ratio": 1.0, "ratio_ci": [1.0, 1.0]},
+                               {**row, "label": "xfs", "ratio": 0.92, "ratio_ci": [0.870, 0.979]},
+                               {**row, "label": "xfs:b", "ratio": 0.99, "ratio_ci": [0.93, 1.05]}])
     lines = tail(dec)
     assert lines == ["xfs: a 95% interval that leaves out 1 is not a separation here: the race "
                      "separates by Holm over every pair at its look's level (0.0033 at its last "

@@ -13,6 +13,7 @@ from fslab import plan as plans, filesystems
 from fslab.commands._common import ResultsOpt, console, err, results_dir
 from fslab.errors import FslabError
 from fslab.store import open_store
+from fslab.store.environment import DecideState, RunEnvironment, StoredStage
 from fslab.run.flags import from_flags
 from fslab.system.proc import is_root
 
@@ -93,7 +94,7 @@ def decide(
         the_plan = plans.parse(run["plan"], f"stored plan of {resume}")
         if the_plan.decide is None:
             raise FslabError(f"run {resume} is not a decide: resume it with fslab run --resume {resume}")
-        probed = (run.get("environment") or {}).get("options_probe") or {}
+        probed = RunEnvironment.of_run(run).options_probe
     else:
         with validate.as_input_errors():
             validate.flags(profile=profile, iterations=None, fio=fio, workdir=workdir,
@@ -104,17 +105,17 @@ def decide(
                                           keep_going, con)
             schedule = validate.plan(the_plan)
         store = open_store(results_dir(results))
-    remember = None if resume else {"max_stages": stages, "max_candidates": max_candidates}
+    remember = None if resume else DecideState.settings_patch(stages, max_candidates)
     policy = RacePolicy(the_plan, store, con, MIN_BLOCKS, remember=remember)
     executor = LocalExecutor("loop", workdir=workdir, rounds_policy=policy, probed=probed)
     session = RunSession(the_plan, store, con, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
     dec = _later_stages(store, session.run_id, the_plan, probed, workdir, MIN_BLOCKS, con)
-    store.update_environment(session.run_id, {"decide": {"decision": dec}})
-    from fslab.decide.decision import public, text
+    store.update_environment(session.run_id, DecideState.decision_patch(dec.to_json()))
+    from fslab.decide.decision import text
     if as_json:
         import orjson
-        print(orjson.dumps(public(dec), option=orjson.OPT_INDENT_2).decode())
+        print(orjson.dumps(dec.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         for line in text(dec):
             console.print(line, markup=False, highlight=False)
@@ -241,38 +242,39 @@ def _seconds(text: str) -> float:
 
 
 def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds: int,
-                  con=console) -> dict:
+                  con=console):
     """Stage 1 has run: each next stage (docs/decide.md), built from the store or, on
     --resume, read back from it, run in the same run; the decision of the last stage,
     with every stage's said in "stages"."""
     from fslab.decide import stages as st
     from fslab.run.stages import StageExecutor, StageSchedule
     from fslab.decide.decision import decision
+    from fslab.decide.result import Verdict
     from fslab.decide.policy import RacePolicy
     from fslab.run.session import RunSession
-    env = (store.run(run_id).get("environment") or {}).get("decide") or {}
-    stored = list(env.get("stages") or [])
-    max_stages = int(env.get("max_stages") or 1)
+    state = RunEnvironment.of_run(store.run(run_id)).decide
+    stored = state.stages
+    max_stages = state.max_stages
     stage = st.Stage(st.first_kind(plan1), plan1, 0, probed1)
     decs, notes = [decision(store, run_id, plan1, min_rounds)], []
     done = [stage]
     while True:
         n = len(done) + 1
-        if decs[-1]["verdict"] == "undecided":     # said once, in the decision
+        if decs[-1].verdict is Verdict.UNDECIDED:     # said once, in the decision
             notes.append(f"no stage {n}: stage {n - 1} could not decide at --delta "
-                         f"{decs[-1]['delta'] * 100:g}% (its first look said why)")
+                         f"{decs[-1].delta * 100:g}% (its first look said why)")
             break
         if n - 2 < len(stored):           # a stage this run began already: as it was
             s = stored[n - 2]
-            stage = st.Stage(s["kind"], plans.parse(s["plan"], f"stage {n} of {run_id}"),
-                             int(s["first_round"]), s.get("probed") or {})
-            notes.append(s.get("why", ""))
+            stage = st.Stage(s.kind, plans.parse(s.plan, f"stage {n} of {run_id}"),
+                             s.first_round, s.probed)
+            notes.append(s.why)
         else:
             stop = f"--stages {max_stages}" if n > max_stages else _budget_stop(store, run_id, plan1,
                                                                                  done[-1].first)
             if stop:      # said only when there would have been a next stage
                 kind, _, _ = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
-                                                int(env.get("max_candidates") or 40))
+                                                state.max_candidates)
                 if kind:
                     notes.append(f"no stage {n}: {stop}")
                 break
@@ -286,7 +288,7 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
                     why = why[len(c.label) + 2:]
                 return None if kept else why
             kind, cands, lines = st.next_candidates(done[-1], decs[-1], store, run_id, min_rounds,
-                                                    int(env.get("max_candidates") or 40), refused)
+                                                    state.max_candidates, refused)
             if kind is None:      # said once, in the decision
                 notes += lines
                 break
@@ -304,9 +306,8 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
             plan = st.stage_plan(plan1, n, first, kept)
             stage = st.Stage(kind, plan, first, probed)
             why = "; ".join(lines + [f"dropped {lo}" for lo in left])
-            stored.append({"kind": kind, "first_round": first, "plan": plan.source_text,
-                           "probed": probed, "why": why})
-            store.update_environment(run_id, {"decide": {"stages": stored}})
+            stored.append(StoredStage(kind, first, plan.source_text, probed, why))
+            store.update_environment(run_id, DecideState.stages_patch(stored))
             notes.append(why)
         policy = RacePolicy(stage.plan, store, con, min_rounds, first=stage.first)
         executor = StageExecutor(stage, n, workdir=workdir, rounds_policy=policy,
@@ -316,28 +317,31 @@ def _later_stages(store, run_id: str, plan1, probed1: dict, workdir, min_rounds:
         session.run(executor, summary=False)
         decs.append(decision(store, run_id, stage.plan, min_rounds, first=stage.first))
         done.append(stage)
-    out = dict(decs[-1])
-    out["stages"] = [_stage_summary(i + 1, s, d, notes[i - 1] if i else "")
-                     for i, (s, d) in enumerate(zip(done, decs))]
-    out["stage_notes"] = notes[len(done) - 1:]
+    import dataclasses
+    out = dataclasses.replace(
+        decs[-1], stages=tuple(_stage_summary(i + 1, s, d, notes[i - 1] if i else "")
+                               for i, (s, d) in enumerate(zip(done, decs))),
+        stage_notes=tuple(notes[len(done) - 1:]))
     if len(done) > 1:     # units and rounds of the whole decide, not only its last stage
-        out["units_run"] = sum(d["units_run"] for d in decs)
-        out["units_full_factorial"] = sum(d["units_full_factorial"] for d in decs)
-        out["left_out"] = list(decs[0]["left_out"]) + list(out["left_out"])
+        out = dataclasses.replace(
+            out, units_run=sum(d.units_run for d in decs),
+            units_full_factorial=sum(d.units_full_factorial for d in decs),
+            left_out=decs[0].left_out + out.left_out)
     return out
 
 
-def _stage_summary(n: int, stage, dec: dict, why: str) -> dict:
+def _stage_summary(n: int, stage, dec, why: str):
     from fslab.decide.stages import WHAT
-    return {"stage": n, "kind": stage.kind, "raced": WHAT[stage.kind], "why": why,
-            "candidates": [f.label for f in stage.plan.filesystem], "first_round": stage.first + 1,
-            "rounds": dec["rounds"], "seed": stage.plan.run.seed, "verdict": dec["verdict"],
-            "winner": dec["winner"], "ties": dec["ties"], "stopped": dec["stopped"],
-            "units_run": dec["units_run"],
-            "eliminated": [r["label"] for r in dec["candidates"] if r["eliminated_round"] is not None],
-            "retired": [r["label"] for r in dec["candidates"] if r.get("retired_round") is not None],
-            "p_best": {r["label"]: r["p_best"] for r in dec["candidates"] if r["p_best"] is not None
-                       and r["eliminated_round"] is None}}
+    from fslab.decide.result import StageSummary
+    return StageSummary(
+        stage=n, kind=stage.kind, raced=WHAT[stage.kind], why=why,
+        candidates=tuple(f.label for f in stage.plan.filesystem), first_round=stage.first + 1,
+        rounds=dec.rounds, seed=stage.plan.run.seed, verdict=dec.verdict, leader=dec.leader,
+        ties=dec.ties, stopped=dec.stopped, units_run=dec.units_run,
+        eliminated=tuple(r.label for r in dec.candidates if r.eliminated_round is not None),
+        retired=tuple(r.label for r in dec.candidates if r.retired_round is not None),
+        p_best={r.label: r.p_best for r in dec.candidates if r.p_best is not None
+                and r.eliminated_round is None})
 
 
 def _budget_stop(store, run_id: str, plan, last_first: int) -> str | None:
@@ -346,9 +350,7 @@ def _budget_stop(store, run_id: str, plan, last_first: int) -> str | None:
     budget = plan.decide.budget_seconds
     if not budget:
         return None
-    from fslab.decide.policy import budget_key
-    env = (store.run(run_id).get("environment") or {}).get("decide") or {}
-    if env.get(budget_key(last_first)) is not None:
+    if RunEnvironment.of_run(store.run(run_id)).decide.budget_stop_after(last_first) is not None:
         return "the last stage stopped where its next round would have overrun the --budget"
     spent = sum(u["finished"] - u["started"] for u in store.units(run_id)
                 if u.get("started") and u.get("finished"))

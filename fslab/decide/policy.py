@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from fslab.decide.posterior import detectable
-from fslab.decide.race import BUDGET, Elimination, Race
+from fslab.decide.race import Elimination, Race, StopReason
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
+from fslab.records import level_label
+from fslab.store.environment import DecideState, RunEnvironment
 from fslab.metrics import answer_metrics, label as metric_label
 from fslab.metrics.answer import job_answer
 from fslab.analysis.groups import FS_FACTOR, level_labels
@@ -115,6 +117,7 @@ class RacePolicy:
 
     def __init__(self, plan: Plan, store, console, min_rounds: int, first: int = 0,
                  remember: dict | None = None):
+        """`remember`: a DecideState patch of the decide's settings (the first stage's)."""
         self.plan, self.store, self.console = plan, store, console
         self.min_rounds = min_rounds
         # a later stage's rounds come after the earlier stages' (stored rounds first+1, ...)
@@ -131,7 +134,7 @@ class RacePolicy:
     def run_id(self, run_id: str) -> None:
         self._run_id = run_id
         if self.remember:     # before the first unit: an interrupted decide resumes with them
-            self.store.update_environment(run_id, {"decide": self.remember})
+            self.store.update_environment(run_id, self.remember)
             self.remember = None
 
     def replay(self, upto: int) -> tuple[Race, Measure]:
@@ -149,7 +152,7 @@ class RacePolicy:
         # a stage's first min_rounds rounds always run (a later stage starts only while
         # the budget is not spent)
         if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):
-            self.store.update_environment(self.run_id, {"decide": {budget_key(self.first): it}})
+            self.store.update_environment(self.run_id, DecideState.budget_stop_patch(self.first, it))
             race.stop_for_budget()
         if not race.stopped and it - self.first == self.min_rounds:
             said = reach(race)
@@ -157,8 +160,8 @@ class RacePolicy:
                 words, far = said
                 self.console.print(words, markup=False, highlight=False)
                 if far and not self.plan.decide.keep_going:
-                    self.store.update_environment(self.run_id, {"decide": {
-                        noise_key(self.first): it, noise_key(self.first) + "_why": words}})
+                    self.store.update_environment(
+                        self.run_id, DecideState.noise_stop_patch(self.first, it, words))
                     race.stop_for_noise()
         if race.stopped:
             return []
@@ -244,16 +247,6 @@ def advice(median: float) -> str:
             "machine")
 
 
-def noise_key(first: int) -> str:
-    """Where a stage's stop at the first look for its noise is kept."""
-    return "noise_stop_after" if not first else f"noise_stop_after_{first}"
-
-
-def budget_key(first: int) -> str:
-    """Where a stage's budget stop is kept (the first stage's key is the one-stage race's)."""
-    return "budget_stop_after" if not first else f"budget_stop_after_{first}"
-
-
 def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
            first: int = 0) -> tuple[Race, Measure]:
     """The race of one stage: its stored rounds first+1 .. first+max_rounds, numbered
@@ -273,9 +266,10 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     race = Race(labels, measure.better, delta=d.delta, min_rounds=min_rounds,
                 max_rounds=d.max_rounds)
     failed = {(lv, r - first): why for (lv, r), why in _failed_rounds(store, run_id).items()}
-    budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(budget_key(first))
+    state = RunEnvironment.of_run(store.run(run_id)).decide
+    budget_stop = state.budget_stop_after(first)
     budget_stop = None if budget_stop is None else budget_stop - first
-    noise_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(noise_key(first))
+    noise_stop = state.noise_stop_after(first)
     noise_stop = None if noise_stop is None else noise_stop - first
     for r in range(1, upto + 1):
         for lv in race.survivors:
@@ -289,7 +283,7 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
         if race.stopped:
             break
         if budget_stop is not None and r >= budget_stop:
-            race.stopped = BUDGET
+            race.stopped = StopReason.BUDGET
             break
         if noise_stop is not None and r >= noise_stop:
             race.stop_for_noise()
@@ -301,6 +295,6 @@ def _failed_rounds(store, run_id: str) -> dict[tuple[str, int], str]:
     out = {}
     for u in store.units(run_id):
         if u["status"] == "failed":
-            label = u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}"
+            label = level_label(u["fs"], u["variant"])
             out.setdefault((label, int(u["iteration"])), (u.get("message") or "failed").splitlines()[0][:200])
     return out

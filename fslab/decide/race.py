@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 from scipy import stats
@@ -52,10 +53,37 @@ from fslab.analysis.pairwise import holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
 
-WINNER, TIE, GOOD, BUDGET, NONE = "winner", "tie", "leader within delta", "budget", "none left"
-# stopped at the first look: the rounds' noise puts the smallest difference the race could
-# find far beyond --delta (RacePolicy; --keep-going races on)
-NOISE = "too noisy"
+
+
+class StopReason(Enum):
+    """Why a race stopped: the one vocabulary of the race, the decision and its stages
+    (the sentence is what people read, and what decisions stored before the name said)."""
+    WINNER = "winner"                             # one left, none retired
+    TIE = "tie"                                   # every survivor shown within delta
+    LEADER_WITHIN_DELTA = "leader within delta"   # one left running, the others retired
+    BUDGET = "budget"                             # rounds or --budget spent
+    NONE_LEFT = "none left"                       # every candidate still running failed
+    # stopped at the first look: the rounds' noise puts the smallest difference the race
+    # could find far beyond --delta (RacePolicy; --keep-going races on)
+    NOISE = "too noisy"
+    INTERRUPTED = "interrupted"                   # the race never stopped (the run did)
+
+    @property
+    def sentence(self) -> str:
+        return _SENTENCES[self]
+
+    @classmethod
+    def of_sentence(cls, text: str) -> "StopReason":
+        """The reason a stored decision's sentence says (decisions stored before the name)."""
+        return next(r for r, s in _SENTENCES.items() if s == text)
+
+
+_SENTENCES = {StopReason.WINNER: "one left", StopReason.TIE: "within delta",
+              StopReason.LEADER_WITHIN_DELTA: "none delta better than the leader",
+              StopReason.BUDGET: "rounds or budget spent",
+              StopReason.NOISE: "too noisy to decide delta",
+              StopReason.NONE_LEFT: "the units of every candidate still running failed",
+              StopReason.INTERRUPTED: "interrupted"}
 
 
 @dataclass
@@ -149,7 +177,7 @@ class Race:
     values: dict[str, dict[int, float]] = field(default_factory=dict)
     eliminated: dict[str, Elimination] = field(default_factory=dict)
     retired: dict[str, Retirement] = field(default_factory=dict)
-    stopped: str | None = None
+    stopped: StopReason | None = None
     rounds_done: int = 0
     spending: str = "pocock"         # see spent()
 
@@ -198,18 +226,18 @@ class Race:
             self._retire(alive, round_no)
             alive = self.survivors
         if not alive:               # every candidate still running failed
-            self.stopped = NONE
+            self.stopped = StopReason.NONE_LEFT
         elif len(alive) == 1:
-            self.stopped = GOOD if self.retired else WINNER
+            self.stopped = StopReason.LEADER_WITHIN_DELTA if self.retired else StopReason.WINNER
         if not self.stopped and round_no >= self.max_rounds:
-            self.stopped = BUDGET
+            self.stopped = StopReason.BUDGET
         return out
 
     def stop_for_budget(self) -> None:
-        self.stopped = self.stopped or BUDGET
+        self.stopped = self.stopped or StopReason.BUDGET
 
     def stop_for_noise(self) -> None:
-        self.stopped = self.stopped or NOISE
+        self.stopped = self.stopped or StopReason.NOISE
 
     def leader(self, alive: list[str] | None = None) -> str:
         alive = alive or self.survivors
@@ -298,7 +326,7 @@ class Race:
                 bounded[lv] = better
             equivalent &= worse > 1 - self.delta if up else worse < 1 + self.delta
         if not self.retired and len(bounded) == len(alive) - 1 and equivalent:
-            self.stopped = TIE
+            self.stopped = StopReason.TIE
             return
         for lv, better in bounded.items():
             self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv)["ratio"]),

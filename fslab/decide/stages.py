@@ -18,6 +18,8 @@ from fslab.errors import FslabError
 from fslab.decide.candidates import STORED, Candidate, from_catalogue
 from fslab.decide.combine import combine
 from fslab.decide.policy import replay
+from fslab.decide.race import StopReason
+from fslab.decide.result import Decision, Verdict
 
 SCREEN, OPTIONS, COMBINE, GIVEN = "screen", "options", "combine", "given"
 WHAT = {SCREEN: "the filesystems at their defaults", OPTIONS: "each catalogue option varied alone",
@@ -88,22 +90,22 @@ def combinations(store, run_id: str, stage: Stage, min_rounds: int):
     return out
 
 
-def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int,
+def next_candidates(stage: Stage, dec: Decision, store, run_id: str, min_rounds: int,
                     max_candidates: int, refused=lambda c: None) -> tuple[str | None, list[Candidate], list[str]]:
     """(the next stage's kind, its candidates before the probe, lines saying why) or
     (None, [], the one line saying why there is no next stage). `refused(candidate)`: why
     mkfs or mount refuse a combination (None: they take it); a refused one loses the
     weakest option the refusal names and is tried again while two are left."""
     if stage.kind == SCREEN:
-        lead = dec.get("winner")
+        lead = dec.leader
         if lead is None:
             return None, [], ["no next stage: no filesystem led the screen"]
         fs = next(f.name for f in stage.plan.filesystem if f.label == lead)
-        how = ("the winner" if dec["verdict"] == "winner" else
+        how = ("the winner" if dec.verdict is Verdict.WINNER else
                "the leader (its choice: the others shown not delta better)" if
-               dec["stopped"] == "none delta better than the leader" else
+               dec.stopped is StopReason.LEADER_WITHIN_DELTA else
                "the leader of a tie shown within delta (any of them would do)" if
-               dec["equivalent"] else
+               dec.equivalent else
                "the leader, a best guess (not separated from the others)")
         try:
             cs = from_catalogue([fs], set(stage.plan.decide.allow), None, max_candidates)
@@ -135,7 +137,7 @@ def next_candidates(stage: Stage, dec: dict, store, run_id: str, min_rounds: int
     if not made:
         return None, [], [f"no combination stage: {'; '.join(lines) or 'no option was measured'}"]
     cands: list[Candidate] = []
-    lead = dec.get("winner")
+    lead = dec.leader
     if lead:
         cands.append(to_candidate(stage.plan, lead))
     for c in made:

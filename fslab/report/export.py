@@ -18,7 +18,8 @@ from fslab.report.headline import headline, memory_bound, memory_applies, memory
 from fslab.metrics import label as metric_label
 from fslab.results.provenance import measured_where
 from fslab.report.options import markdown as options_markdown
-from fslab.decide.decision import stored_decisions as decisions, text
+from fslab.decide.decision import text
+from fslab.decide.result import stored_decisions as decisions
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -67,7 +68,8 @@ def write_json(loaded: Loaded, path: Path) -> None:
            "failed_units": loaded.failed_units,
            "adaptive": env.adaptive,
            "claims": claims_json(run, loaded.records),
-           "decisions": decisions(loaded.runs),
+           # each as it was stored (a decision of an older fslab in its own version's JSON)
+           "decisions": [d.to_json(d.stored_version) for d in decisions(loaded.runs)],
            "records": json.loads(loaded.records.to_json(orient="records"))}
     path.write_text(json.dumps(doc, indent=1, default=_plain))
 
@@ -137,7 +139,7 @@ def markdown(loaded: Loaded) -> str:
     answer = headline_text(headline(a, loaded.records))
     if answer:
         for dec in decisions(loaded.runs):
-            lines += [f"## Decision (fslab decide, run {dec['run']})", "", "```"] + text(dec) + ["```", ""]
+            lines += [f"## Decision (fslab decide, run {dec.run})", "", "```"] + text(dec) + ["```", ""]
         lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
                  [f"- {x}" for x in answer] + [""]
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)

@@ -23,7 +23,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.metrics import label as metric_label
-from fslab.decide.decision import cells, narrative, stored_decisions, tail, verdict_line
+from fslab.decide.decision import cells, narrative, tail, verdict_line
+from fslab.decide.result import Decision, stored_decisions
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
@@ -101,45 +102,45 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
 def _final_stage(runs: list[dict]) -> set[str] | None:
     """A staged decide's last-stage candidates: the decision figures show those alone (not
     35 candidates of two stages, on different rounds, under one 'ratio to the best')."""
-    finals = {r["label"] for d in stored_decisions(runs) if len(d.get("stages") or []) > 1
-              for r in d["candidates"]}
+    finals = {r.label for d in stored_decisions(runs) if len(d.stages) > 1
+              for r in d.candidates}
     return finals or None
 
 
-def _decide_view(dec: dict) -> dict:
+def _decide_view(dec: Decision) -> dict:
     """A decide's decision, as the terminal says it: the verdict and what it took, the
-    candidates' ratios to the winner drawn with their intervals, the table, what to type."""
-    winner = dec["winner"]
-    amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
+    candidates' ratios to the leader drawn with their intervals, the table, what to type."""
+    leader = dec.leader
+    amp = any(r.write_amplification is not None for r in dec.candidates)
     rows, dots = [], []
-    for r in dec["candidates"]:
-        c = cells(r, winner)
-        row = {"candidate": r["label"], "options": r.get("options") or "defaults",
+    for r in dec.candidates:
+        c = cells(r, leader)
+        row = {"candidate": r.label, "options": r.options or "defaults",
                "ratio to winner (95% CI)": c["ratio"], "P(best)": c["p_best"],
                "expected loss": c["expected_loss"]}
         if amp:
             row["write ampl."] = c["write_amplification"]
         rows.append({**row, "status": c["status"]})
-        if r["ratio"] is not None:
-            lo, hi = r["ratio_ci"] if r["label"] != winner else (None, None)
-            gone = r["eliminated_round"] is not None
-            dots.append({"label": r["label"], "value": r["ratio"], "lo": lo, "hi": hi,
+        if r.ratio is not None:
+            lo, hi = r.ratio_ci if r.label != leader else (None, None)
+            gone = r.eliminated_round is not None
+            dots.append({"label": r.label, "value": r.ratio, "lo": lo, "hi": hi,
                          "color": "#5b6b7a" if gone else "#176b2c",
                          "note": f"P(best) {c['p_best']}" + (
-                             f" · eliminated r{r['eliminated_round']}" if gone else
-                             f" · retired r{r['retired_round']}" if r.get("retired_round") else
-                             " · winner" if r["label"] == winner and dec["verdict"] == "winner" else
-                             " · leader" if r["label"] == winner else "")})
-    arrow = "higher is better" if dec["better"] == "higher" else "lower is better"
-    chart = dot_interval(dots, f"{dec['metric']} ({arrow}): ratio to {winner}",
+                             f" · eliminated r{r.eliminated_round}" if gone else
+                             f" · retired r{r.retired_round}" if r.retired_round else
+                             " · winner" if r.label == dec.winner else
+                             " · leader" if r.label == leader else "")})
+    arrow = "higher is better" if dec.better == "higher" else "lower is better"
+    chart = dot_interval(dots, f"{dec.metric} ({arrow}): ratio to {leader}",
                          "ratio to the winner (×)", log=False, reference=1.0, width=760,
-                         tick_format=lambda v: f"{v:g}×") if winner and len(dots) > 1 else ""
+                         tick_format=lambda v: f"{v:g}×") if leader and len(dots) > 1 else ""
     head, commands, after = _decide_parts(dec)
-    return {"run": dec["run"], "head": head, "commands": commands, "lines": after,
+    return {"run": dec.run, "head": head, "commands": commands, "lines": after,
             "chart": Markup(chart), "table": _table(pd.DataFrame(rows))}
 
 
-def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
+def _decide_parts(dec: Decision) -> tuple[str, list[str], list[str]]:
     """The decision's own lines (decide's text builders), ordered for a reader: the
     decision line, what to type (with its own heading line), then everything else, which
     the page folds: each stage's line and why, the rounds it took, what was traded, what
@@ -150,9 +151,9 @@ def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
     lines = tail(dec)
     i = 0
     while i < len(lines):
-        if dec.get("commands") and lines[i].startswith(("to apply it", "best guess")):
-            commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec["commands"])]]
-            i += 1 + len(dec["commands"])
+        if dec.commands and lines[i].startswith(("to apply it", "best guess")):
+            commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec.commands)]]
+            i += 1 + len(dec.commands)
             continue
         rest.append(lines[i].strip())
         i += 1

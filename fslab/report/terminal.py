@@ -16,7 +16,8 @@ from fslab.fio.cachepolicy import describe_run
 from fslab.report.headline import headline, headline_text
 from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import print_runs as print_options
-from fslab.decide.decision import stored_decisions as decisions, text
+from fslab.decide.decision import text
+from fslab.decide.result import stored_decisions as decisions
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
@@ -128,7 +129,7 @@ def print_answer(loaded, console: Console) -> None:
         for line in lines:
             console.print(f"  {escape(line)}")
     for dec in decisions(loaded.runs):     # a decide's race: its decision, as decide said it
-        console.print(f"[bold]Decision[/] (fslab decide, run {dec['run']})")
+        console.print(f"[bold]Decision[/] (fslab decide, run {dec.run})")
         for line in text(dec):
             console.print(escape(line), highlight=False)
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
