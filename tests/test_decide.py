@@ -339,7 +339,7 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     next round would have overrun the budget does not start (it would run its first 3
     rounds past it), nor one after the budget is spent; without a budget nothing stops."""
     import time as _time
-    from fslab.commands.decide import _budget_stop
+    from fslab.decide.stages import budget_stop
     from fslab.store.environment import DecideState
     from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
     from fslab.records import UnitKey
@@ -350,13 +350,13 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     run_id = store.create_run("", {})
     start = _time.time() - 60       # one unit of 60 s: 40 s of the budget left
     store.finish_unit(run_id, UnitKey("h", "ext4", "default", "fio", "c", "{}", 1), [], "done", None, start, None)
-    assert _budget_stop(store, run_id, plan, 0) is None
-    assert _budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
+    assert budget_stop(store, run_id, plan, 0) is None
+    assert budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
     store.update_environment(run_id, DecideState.budget_stop_patch(0, 3))
-    assert "stopped where its next round would have overrun the --budget" in _budget_stop(store, run_id, plan, 0)
-    assert _budget_stop(store, run_id, plan, 12) is None           # another stage's stop
+    assert "stopped where its next round would have overrun the --budget" in budget_stop(store, run_id, plan, 0)
+    assert budget_stop(store, run_id, plan, 12) is None           # another stage's stop
     plan_30 = plan.model_copy(update={"decide": DecideSection(budget_seconds=30)})
-    assert _budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
+    assert budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
 
 
 def test_the_reach_is_each_candidates_own_and_an_erratic_one_does_not_set_it():

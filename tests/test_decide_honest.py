@@ -193,8 +193,8 @@ def test_a_candidate_setting_one_option_twice_is_refused(tmp_path):
 
 
 def test_a_refusal_for_the_images_size_says_so():
-    from fslab.commands.decide import _small_image
-    said = _small_image("xfs:agcount-8: mkfs.xfs -d agcount=8 refused: Log size must be at least 64MB.",
-                        256 << 20)
+    from fslab.decide.candidates import small_image_hint
+    said = small_image_hint("xfs:agcount-8: mkfs.xfs -d agcount=8 refused: Log size must be at least 64MB.",
+                            256 << 20)
     assert "this profile's 256 MiB image" in said and "--image-size" in said
-    assert _small_image("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""
+    assert small_image_hint("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""

@@ -48,3 +48,16 @@ def test_the_decide_section_of_the_environment_is_typed(tmp_path):
     assert state.max_stages == 3 and state.max_candidates == 40 and state.stages == []
     assert state.budget_stop_after(0) is None and state.noise_why(0) == ""
     assert RunEnvironment.of({}).decide.max_stages == 1      # a decide from before --stages
+
+
+def test_a_stored_decision_of_an_options_race_with_a_note_and_a_left_out_one():
+    """options-decision.json: the decision stored by `fslab decide --fs ext4 --options
+    noatime,lazytime,-b --profile smoke --max-rounds 3 --keep-going` (a trade left out, no
+    combination stage), options.txt its lines as that fslab said them."""
+    import json
+    raw = json.loads((DATA / "options-decision.json").read_text())
+    dec = Decision.from_json(raw)
+    assert dec.stored_version == 1 and dec.left_out and dec.stage_notes and len(dec.stages) == 1
+    assert dec.stages[0].leader == dec.leader and dec.stages[0].winner is None
+    assert text(dec) == (DATA / "options.txt").read_text().splitlines()
+    assert dec.to_json(1) == raw and list(dec.to_json(1)) == list(raw)

@@ -681,3 +681,14 @@ def test_only_the_store_reads_the_environment_by_key():
         if not rel.startswith("fslab/store/"):
             found += environment_by_key(path)
     assert found == []
+
+
+def test_the_decide_command_parses_flags_and_prints_only():
+    """decide's workflow is fslab/run/decide.py's (asv's way: a command parses its arguments
+    and calls one function); the command module stays small and runs no stage itself."""
+    path = PACKAGE / "commands" / "decide.py"
+    assert len(path.read_text().splitlines()) < 120
+    imported = {t for _, t in import_sites()["fslab.commands.decide"]}
+    assert "fslab.run.decide" in imported
+    assert not imported & {"fslab.run.session", "fslab.run.local", "fslab.decide.stages",
+                           "fslab.decide.policy", "fslab.run.probe"}

@@ -10,6 +10,7 @@ rounds first+1, ...), with its own seed, and its plan is kept in the run's envir
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -19,7 +20,8 @@ from fslab.decide.candidates import STORED, Candidate, from_catalogue
 from fslab.decide.combine import combine
 from fslab.decide.policy import replay
 from fslab.decide.race import StopReason
-from fslab.decide.result import Decision, Verdict
+from fslab.decide.result import Decision, StageSummary, Verdict
+from fslab.store.environment import RunEnvironment
 
 SCREEN, OPTIONS, COMBINE, GIVEN = "screen", "options", "combine", "given"
 WHAT = {SCREEN: "the filesystems at their defaults", OPTIONS: "each catalogue option varied alone",
@@ -150,3 +152,45 @@ def next_candidates(stage: Stage, dec: Decision, store, run_id: str, min_rounds:
             seen.add(c.label)
             unique.append(c)
     return COMBINE, unique, lines
+
+
+def stage_summary(n: int, stage: Stage, dec: Decision, why: str) -> StageSummary:
+    """Stage `n` as the decision lists it: what raced, how it ended, why it ran."""
+    return StageSummary(
+        stage=n, kind=stage.kind, raced=WHAT[stage.kind], why=why,
+        candidates=tuple(f.label for f in stage.plan.filesystem), first_round=stage.first + 1,
+        rounds=dec.rounds, seed=stage.plan.run.seed, verdict=dec.verdict, leader=dec.leader,
+        ties=dec.ties, stopped=dec.stopped, units_run=dec.units_run,
+        eliminated=tuple(r.label for r in dec.candidates if r.eliminated_round is not None),
+        retired=tuple(r.label for r in dec.candidates if r.retired_round is not None),
+        p_best={r.label: r.p_best for r in dec.candidates if r.p_best is not None
+                and r.eliminated_round is None})
+
+
+def staged(decisions: list[Decision], stages: list[Stage], notes: list[str]) -> Decision:
+    """The decision of a decide: its last stage's, with every stage's summary (`notes[i]`:
+    why stage i + 2 ran; the notes after the last stage's say why no next one did) and,
+    over several stages, the units and left-out candidates of all of them."""
+    out = dataclasses.replace(
+        decisions[-1], stages=tuple(stage_summary(i + 1, s, d, notes[i - 1] if i else "")
+                                    for i, (s, d) in enumerate(zip(stages, decisions))),
+        stage_notes=tuple(notes[len(stages) - 1:]))
+    if len(stages) > 1:     # units and rounds of the whole decide, not only its last stage
+        out = dataclasses.replace(
+            out, units_run=sum(d.units_run for d in decisions),
+            units_full_factorial=sum(d.units_full_factorial for d in decisions),
+            left_out=decisions[0].left_out + out.left_out)
+    return out
+
+
+def budget_stop(store, run_id: str, plan: plans.Plan, last_first: int) -> str | None:
+    """Why no next stage starts for the --budget: spent, or the last stage stopped because
+    its next round would have overrun it (a new stage would run its first rounds past it)."""
+    budget = plan.decide.budget_seconds
+    if not budget:
+        return None
+    if RunEnvironment.of_run(store.run(run_id)).decide.budget_stop_after(last_first) is not None:
+        return "the last stage stopped where its next round would have overrun the --budget"
+    spent = sum(u["finished"] - u["started"] for u in store.units(run_id)
+                if u.get("started") and u.get("finished"))
+    return "the --budget is spent" if spent >= budget else None
