@@ -390,3 +390,25 @@ def test_a_plain_interval_that_leaves_out_1_is_said_not_to_be_the_races_separati
     assert lines == ["xfs: a 95% interval that leaves out 1 is not a separation here: the race "
                      "separates by Holm over every pair at its look's level (0.0033 at its last "
                      "look), which plain intervals are not"]
+
+
+def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
+    from fslab.analysis.paired import PairedT
+    from fslab.analysis.pairwise import pair_test
+    from fslab.decide.posterior import detectable
+    a = {1: 100.0, 2: 104.0, 3: 97.0, 4: 101.0}
+    b = {1: 95.0, 2: 101.0, 3: 90.0, 4: 97.0}
+    rounds = np.array(sorted(a))
+    t = PairedT.of_log_ratios([a[r] for r in rounds], [b[r] for r in rounds])
+    answer = pair_test(np.array(list(a.values())), np.array(list(b.values())), rounds, rounds)
+    lo, hi = t.interval(0.95)
+    assert (answer["p"], answer["ratio_ci_lo"], answer["ratio_ci_hi"]) == (t.p, math.exp(lo), math.exp(hi))
+    race = Race(["a", "b"], "higher")
+    for r in rounds:
+        race.record("a", r, a[r])
+        race.record("b", r, b[r])
+    assert race.ratio_bounds("a", "b", 0.01) == tuple(math.exp(x) for x in t.one_sided_bounds(0.01))
+    assert detectable(race.values, "a", ["b"], 0.05, 1)["b"] == math.exp(t.detectable(0.025, 0.8)) - 1
+    # the leader of the race and the posterior's reference: one rule
+    from fslab.decide.posterior import _reference
+    assert race.leader() == _reference(race.values, ["a", "b"], "higher") == "a"

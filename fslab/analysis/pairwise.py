@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import comb
 
+from fslab.analysis.paired import PairedT
 from fslab.analysis.significance import ALPHA, CONFIDENCE, MIN_BLOCKS
 
 MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
@@ -225,15 +226,14 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
 def _blocked(a: np.ndarray, b: np.ndarray) -> dict | None:
     logs = bool((a > 0).all() and (b > 0).all())
     d = np.log(b) - np.log(a) if logs else b - a
-    n = len(d)
-    sd = float(np.std(d, ddof=1))
-    if not sd > 1e-12 * max(1.0, float(np.abs(d).max())):
+    t = PairedT.of(d)
+    n, mean = t.n, t.mean
+    if not t.sd > 1e-12 * max(1.0, float(np.abs(d).max())):
         return None
-    mean, se = float(d.mean()), sd / math.sqrt(n)
-    p = float(2 * stats.t.sf(abs(mean / se), n - 1))
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * se
+    p = t.p
     if logs:
-        ratio, lo, hi = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+        s_lo, s_hi = t.interval(CONFIDENCE)
+        ratio, lo, hi = math.exp(mean), math.exp(s_lo), math.exp(s_hi)
     else:       # no ratio of a difference scale: the medians', without an interval
         med_a = float(np.median(a))
         ratio, lo, hi = (float(np.median(b)) / med_a if med_a else math.nan), math.nan, math.nan

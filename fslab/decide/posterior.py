@@ -24,6 +24,9 @@ import zlib
 import numpy as np
 from scipy import stats
 
+from fslab.analysis.paired import PairedT
+from fslab.decide.race import leader
+
 DRAWS = 4000
 POWER = 0.8
 
@@ -111,12 +114,7 @@ def _reference(values: dict[str, dict[int, float]], labels: list[str], better: s
     P(best) turns on (through a noisier one, a candidate shown 11% behind the leader kept
     7% P(best))."""
     most = max(len(values.get(lv, {})) for lv in labels)
-    full = [lv for lv in labels if len(values.get(lv, {})) == most]
-    rounds = sorted(set.intersection(*(set(values[lv]) for lv in full)))
-    sign = 1.0 if better == "higher" else -1.0
-    score = {lv: sign * float(np.mean(np.log([values[lv][r] for r in rounds])))
-             if rounds and all(values[lv][r] > 0 for r in rounds) else -math.inf for lv in full}
-    return max(full, key=lambda lv: (score[lv], -labels.index(lv)))
+    return leader(values, [lv for lv in labels if len(values.get(lv, {})) == most], better)
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:
@@ -148,9 +146,7 @@ def detectable(values: dict[str, dict[int, float]], winner: str, others: list[st
         common = sorted(set(values[winner]) & set(values[lv]))
         if len(common) < 3:
             continue
-        d = np.log([values[lv][r] for r in common]) - np.log([values[winner][r] for r in common])
-        n = rounds or len(d)
-        t_alpha = stats.t.ppf(1 - alpha / (2 * max(1, comparisons)), n - 1)
-        t_power = stats.t.ppf(POWER, n - 1)
-        out[lv] = float(math.exp((t_alpha + t_power) * np.std(d, ddof=1) / math.sqrt(n)) - 1)
+        t = PairedT.of_log_ratios([values[winner][r] for r in common], [values[lv][r] for r in common])
+        # two-sided at alpha, Bonferroni over the comparisons: each side at half of its share
+        out[lv] = float(math.exp(t.detectable(alpha / (2 * max(1, comparisons)), POWER, rounds)) - 1)
     return out

@@ -49,6 +49,7 @@ from enum import Enum
 import numpy as np
 from scipy import stats
 
+from fslab.analysis.paired import PairedT
 from fslab.analysis.pairwise import holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
@@ -125,6 +126,23 @@ class Retirement:
         return (f"round {self.round}: not {percent(self.delta)} better than {self.leader} "
                 f"({ratio_words(self.ratio)} it within rounds; one-sided bound {side} "
                 f"{self.bound:.3f}× at level {self.level:.2g}): retired, not shown worse")
+
+
+def common_rounds(values: dict[str, dict[int, float]], labels: list[str]) -> list[int]:
+    """The rounds every one of `labels` has a value in."""
+    sets = [set(values.get(lv, {})) for lv in labels]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def leader(values: dict[str, dict[int, float]], labels: list[str], better: str) -> str:
+    """The race's one leader rule: of `labels`, the best mean log value over the rounds all
+    of them ran (a difference of mean logs is exactly the mean within-round log ratio); a
+    candidate with a value <= 0 there ranks last; ties go to the first in `labels`."""
+    rounds = common_rounds(values, labels)
+    sign = 1 if better == "higher" else -1
+    means = {lv: sign * np.mean(np.log([values[lv][r] for r in rounds]))
+             if rounds and all(values[lv][r] > 0 for r in rounds) else -math.inf for lv in labels}
+    return max(labels, key=lambda lv: (means[lv], -labels.index(lv)))
 
 
 def ratio_words(ratio: float) -> str:
@@ -240,16 +258,11 @@ class Race:
         self.stopped = self.stopped or StopReason.NOISE
 
     def leader(self, alive: list[str] | None = None) -> str:
-        alive = alive or self.survivors
-        rounds = self.common_rounds(alive)
-        sign = 1 if self.better == "higher" else -1
-        means = {lv: sign * np.mean(np.log([self.values[lv][r] for r in rounds]))
-                 if rounds and self._positive(lv, rounds) else -math.inf for lv in alive}
-        return max(alive, key=lambda lv: (means[lv], -alive.index(lv)))
+        """The leader of `alive` (the survivors): see leader()."""
+        return leader(self.values, alive or self.survivors, self.better)
 
     def common_rounds(self, labels: list[str]) -> list[int]:
-        sets = [set(self.values.get(lv, {})) for lv in labels]
-        return sorted(set.intersection(*sets)) if sets else []
+        return common_rounds(self.values, labels)
 
     def _positive(self, lv: str, rounds: list[int]) -> bool:
         return all(self.values[lv][r] > 0 for r in rounds)
@@ -339,8 +352,7 @@ class Race:
         rounds = self.common_rounds([lead, other])
         if len(rounds) < self.min_rounds or not (self._positive(lead, rounds) and self._positive(other, rounds)):
             return math.nan, math.nan
-        d = np.log([self.values[other][r] for r in rounds]) - np.log([self.values[lead][r] for r in rounds])
-        se = np.std(d, ddof=1) / math.sqrt(len(d))
-        t = stats.t.ppf(1 - level, len(d) - 1)
-        lo, hi = math.exp(d.mean() - t * se), math.exp(d.mean() + t * se)
+        t = PairedT.of_log_ratios([self.values[lead][r] for r in rounds],
+                                  [self.values[other][r] for r in rounds])
+        lo, hi = (math.exp(x) for x in t.one_sided_bounds(level))
         return (lo, hi) if self.better == "higher" else (hi, lo)
