@@ -11,7 +11,10 @@ from fslab.decide.posterior import posterior, smallest_detectable
 from fslab.decide.policy import replay
 from fslab.decide.race import Race, StopReason
 from fslab.decide.result import CandidateResult, Decision, StageSummary, Verdict
-from fslab.plan import Plan
+import pandas as pd
+
+from fslab.plan import FilesystemSpec, Plan
+from fslab.store import Store
 from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 from fslab.analysis.groups import FS_FACTOR, level_labels
@@ -19,10 +22,10 @@ from fslab.analysis.names import ratio_text
 from fslab.plan.throttle import percent
 
 
-def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) -> Decision:
+def decision(store: Store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) -> Decision:
     """The decision of one stage: `plan`'s candidates on the stored rounds first+1, ..."""
     race, measure = replay(store, run_id, plan, min_rounds, first=first)
-    d = plan.decide
+    d = plan.race
     alive = race.survivors
     measured = [lv for lv in alive if race.values.get(lv)]
     leader = race.leader(measured) if measured else None
@@ -73,11 +76,12 @@ def decision(store, run_id: str, plan: Plan, min_rounds: int, first: int = 0) ->
         decided=stopped in (StopReason.WINNER, StopReason.TIE, StopReason.LEADER_WITHIN_DELTA),
         cannot_decide=env.noise_why(first) if stopped is StopReason.NOISE else "",
         traded=tuple(r.label + ": " + r.trades for r in rows
-                     if r.label in (ties or [leader]) and r.safety == "trade"))
+                     if r.label in (ties or [leader or ""]) and r.safety == "trade"))
 
 
 def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, dict[str, float]],
-               spec, info: dict, stopped: StopReason, amplification: float | None
+               spec: FilesystemSpec, info: dict[str, str], stopped: StopReason,
+               amplification: float | None
                ) -> CandidateResult:
     """One candidate's line of the decision."""
     p_best = expected_loss = ratio = None
@@ -114,7 +118,7 @@ def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, dict[str
         write_amplification=_num(amplification))
 
 
-def _medians(records, metric: str) -> dict[str, float]:
+def _medians(records: pd.DataFrame, metric: str) -> dict[str, float]:
     """label -> median of `metric` over its units (all workloads)."""
     r = records[records["metric"] == metric]
     if r.empty:
@@ -124,17 +128,17 @@ def _medians(records, metric: str) -> dict[str, float]:
 
 def _cases(units: list[dict]) -> int:
     """Units per candidate and round (the workload's cases)."""
-    per = {}
+    per: dict[tuple[str, str, int], set[tuple[str, str, str]]] = {}
     for u in units:
         per.setdefault((u["fs"], u["variant"], int(u["iteration"])), set()).add((u["suite"], u["case"], u["params"]))
     return max((len(v) for v in per.values()), default=1)
 
 
-def _commands(spec) -> list[str]:
+def _commands(spec: FilesystemSpec) -> list[str]:
     return filesystems.get(spec.name).apply_commands(spec)
 
 
-def _num(x) -> float | None:
+def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
 
@@ -276,7 +280,8 @@ def stage_lines(s: StageSummary) -> list[str]:
            else f"no decision ({s.stopped.sentence})")
     out = [f"Stage {s.stage}: {s.raced} ({len(s.candidates)} candidates, rounds "
            f"{s.first_round}-{s.first_round + s.rounds - 1}, seed {s.seed}): {won}"
-           + (f", P(best) {chance(s.p_best[s.leader])}" if s.leader in s.p_best else "")]
+           + (f", P(best) {chance(s.p_best[s.leader])}" if s.leader is not None
+              and s.leader in s.p_best else "")]
     if s.why:
         out.append(f"  why: {s.why}")
     if s.eliminated:

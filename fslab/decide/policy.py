@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from fslab.decide.race import Elimination, Race, StopReason
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
 from fslab.records import level_label
+from fslab.store import Store
 from fslab.store.environment import DecideState, RunEnvironment
 from fslab.metrics import answer_metrics, label as metric_label
 from fslab.metrics.answer import job_answer
@@ -66,6 +68,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
         if (suite, case) in jobs and not _is_job(params):
             continue
         present = set(g["metric"])
+        chosen: tuple[str, ...]
         if metric:
             chosen = (metric,) if metric in present else ()
         else:
@@ -80,7 +83,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     return out
 
 
-def _is_job(params) -> bool:
+def _is_job(params: str | None) -> bool:
     """A job file's job (its params name the job), not the file's workload-level row."""
     import orjson
     try:
@@ -112,11 +115,17 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
     return out
 
 
+class Printer(Protocol):
+    """Where a decide's lines go: Rich's Console, or anything printing alike (bench/decide's
+    quiet one); fslab/decide imports no console."""
+    def print(self, *objects: Any, **kw: Any) -> None: ...
+
+
 class RacePolicy:
     """The scheduler's rounds_policy for a decide."""
 
-    def __init__(self, plan: Plan, store, console, min_rounds: int, first: int = 0,
-                 remember: dict | None = None):
+    def __init__(self, plan: Plan, store: Store, console: Printer, min_rounds: int, first: int = 0,
+                 remember: dict | None = None) -> None:
         """`remember`: a DecideState patch of the decide's settings (the first stage's)."""
         self.plan, self.store, self.console = plan, store, console
         self.min_rounds = min_rounds
@@ -127,7 +136,8 @@ class RacePolicy:
         self.said: set[str] = set()
 
     @property
-    def run_id(self) -> str | None:
+    def run_id(self) -> str:
+        assert self._run_id is not None, "the session sets the run before the first round"
         return self._run_id
 
     @run_id.setter
@@ -159,7 +169,7 @@ class RacePolicy:
             if said:
                 words, far = said
                 self.console.print(words, markup=False, highlight=False)
-                if far and not self.plan.decide.keep_going:
+                if far and not self.plan.race.keep_going:
                     self.store.update_environment(
                         self.run_id, DecideState.noise_stop_patch(self.first, it, words))
                     race.stop_for_noise()
@@ -170,10 +180,10 @@ class RacePolicy:
 
     def most_units(self, pairs: list) -> int:
         """The most units this stage can run: every candidate and case in every round."""
-        return len(pairs) * self.plan.decide.max_rounds
+        return len(pairs) * self.plan.race.max_rounds
 
     def _over_budget(self, it: int) -> bool:
-        budget = self.plan.decide.budget_seconds
+        budget = self.plan.race.budget_seconds
         if not budget:
             return False
         units = [u for u in self.store.units(self.run_id) if u.get("started") and u.get("finished")]
@@ -206,7 +216,7 @@ def reach(race: Race) -> tuple[str, bool] | None:
     if not per:
         return None
     median = float(np.median(list(per.values())))
-    lo, hi = min(per, key=per.get), max(per, key=per.get)
+    lo, hi = min(per, key=per.__getitem__), max(per, key=per.__getitem__)
     span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
             f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {median:.1%},")
     words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
@@ -247,11 +257,11 @@ def advice(median: float) -> str:
             "machine")
 
 
-def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
+def replay(store: Store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
            first: int = 0) -> tuple[Race, Measure]:
     """The race of one stage: its stored rounds first+1 .. first+max_rounds, numbered
     from 1 (a later stage's rounds are fresh: no earlier stage's round is in it)."""
-    d = plan.decide
+    d = plan.race
     labels = [f.label for f in plan.filesystem]
     rows = store.records(run_id)
     records = rows[(rows["iteration"] > first) & (rows["iteration"] <= first + d.max_rounds)] \
@@ -291,8 +301,8 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     return race, measure
 
 
-def _failed_rounds(store, run_id: str) -> dict[tuple[str, int], str]:
-    out = {}
+def _failed_rounds(store: Store, run_id: str) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
     for u in store.units(run_id):
         if u["status"] == "failed":
             label = level_label(u["fs"], u["variant"])

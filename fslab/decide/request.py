@@ -6,12 +6,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.decide.candidates import MAX_CANDIDATES
 from fslab.errors import FslabError
 
 DEFAULT_DELTA = 0.03
 DEFAULT_MAX_ROUNDS = 10
 DEFAULT_MAX_STAGES = 3
-DEFAULT_MAX_CANDIDATES = 40
+DEFAULT_MAX_CANDIDATES = MAX_CANDIDATES
 
 
 @dataclass(frozen=True)
