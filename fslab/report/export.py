@@ -1,6 +1,8 @@
 """Markdown, CSV, Parquet and JSON outputs of one analysis."""
 from __future__ import annotations
 
+from fslab.analysis import Analysis
+
 from pathlib import Path
 
 import pandas as pd
@@ -74,7 +76,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, default=_plain))
 
 
-def _plain(x):
+def _plain(x: object) -> object:
     """numpy scalars and NaN-free floats for JSON."""
     import numpy as np
     if isinstance(x, np.generic):
@@ -87,7 +89,7 @@ def _checked(check: dict | None) -> bool | None:
     return None if check is None else not check["unchecked"]
 
 
-def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
+def verdicts_json(a: Analysis, memory: dict, checks: dict | None = None) -> list[dict]:
     """One entry per ranked (workload, metric): how it is shown (tiers, letters or one
     group), the levels best first with median, ratio to the best and its interval (with
     that interval's confidence), tier or letters, and every pair with its test (raw
@@ -95,7 +97,7 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     device counters (`checks`: tables.memory_checks)."""
     import math
 
-    def num(x):
+    def num(x: float | None) -> float | None:
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
     out = []

@@ -16,6 +16,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any, Iterable
 
 import orjson
 import pandas as pd
@@ -31,6 +32,8 @@ from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sec
                                   sections_for)
 from fslab.metrics.format import human, human_spread
 from fslab.results.load import Loaded
+from fslab.analysis import Analysis
+from fslab.report.figures import Section
 from fslab.store.environment import RunEnvironment
 from fslab.report.svgplot import dot_interval
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
@@ -160,11 +163,11 @@ def _decide_parts(dec: Decision) -> tuple[str, list[str], list[str]]:
     return decided, commands, story + rest
 
 
-def _table(df: pd.DataFrame) -> dict:
+def _table(df: pd.DataFrame) -> dict | None:
     return {"columns": list(df.columns), "rows": df.to_dict("records")} if not df.empty else None
 
 
-def _labelled(df: pd.DataFrame, a) -> pd.DataFrame:
+def _labelled(df: pd.DataFrame, a: Analysis) -> pd.DataFrame:
     if df.empty:
         return df
     show_host = "host" in a.keys and a.data["host"].nunique() > 1
@@ -184,7 +187,7 @@ def _metric_named(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _readable_verdicts(a) -> pd.DataFrame:
+def _readable_verdicts(a: Analysis) -> pd.DataFrame:
     """The flat verdict table (every metric of every workload, ranked or not), kept as a
     reference appendix: the verdicts themselves are said once per workload above it."""
     t = verdict_table(a)
@@ -198,7 +201,7 @@ def _run_view(run: dict) -> dict:
                                              option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()}
 
 
-def _sections(found) -> list[dict]:
+def _sections(found: list[Section]) -> list[dict]:
     return [{"title": x.title, "html": Markup(x.html), "caption": x.caption} for x in found]
 
 
@@ -252,7 +255,7 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     return out
 
 
-def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
+def _tier_groups(a: Analysis, where: list[str]) -> dict[tuple, list[dict]]:
     """The ranked groups (fslab.analysis.tiers rows) of each workload."""
     if a.tiers.empty:
         return {}
@@ -260,7 +263,7 @@ def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
             for k, g in sharpen(a).groupby(where, sort=True, dropna=False)}
 
 
-def _main_metrics(a, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:
+def _main_metrics(a: Analysis, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:
     """The metrics a workload is ranked on, its answer's first, then the other ranked
     headline metrics (not a distribution's tails; fio's total latency `lat` repeats
     `clat` plus a submission time of nanoseconds, so it joins the details)."""
@@ -289,22 +292,22 @@ def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
     return [{**v, "metrics": ", ".join(v["metrics"])} for v in lines.values()]
 
 
-def _level_table(a, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
+def _level_table(a: Analysis, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
     """One row per metric: each filesystem's median with the order-statistic 95% interval
     the verdict table prints (where n allows one)."""
     if not metrics:
         return pd.DataFrame()
     slim = s[s["metric"].isin([m for m, _ in metrics])][
         ["metric", "unit", "level", "better", "median", "median_ci_lo", "median_ci_hi", "n"]]
-    by = {}
+    by: dict[tuple[str, str], list[Any]] = {}
     for r in slim.itertuples(index=False):
         by.setdefault((r.metric, r.unit), []).append(r)
     rows = []
     for metric, unit in metrics:
         g = by.get((metric, unit), [])
         better = g[0].better if g else None
-        row = {"metric": metric_label(metric),
-               "": {"higher": "↑", "lower": "↓"}.get(better, "not ranked")}
+        row: dict[str, Any] = {"metric": metric_label(metric),
+                               "": {"higher": "↑", "lower": "↓"}.get(str(better), "not ranked")}
         for lv in g:
             lo, hi = lv.median_ci_lo, lv.median_ci_hi
             row[lv.level] = (human_spread(lv.median, lo, hi, unit)
@@ -339,16 +342,17 @@ def _metric_rows(s: pd.DataFrame) -> pd.DataFrame:
     return rows.rename(columns={**_SUMMARY_COLS, "better": "ranked"})
 
 
-def _iterations(a) -> dict | None:
+def _iterations(a: Analysis) -> dict | None:
     wide = a.per_iteration()
     if len(wide) > MAX_ITERATION_ROWS:
         return {"too_many": len(wide)}
     return _table(wide.rename(columns=_column_labels(wide.columns)))
 
 
-def _column_labels(columns) -> dict[str, str]:
+def _column_labels(columns: Iterable[str]) -> dict[str, str]:
     """'read_iops [ops/s]' -> 'read IOPS [ops/s]' (the key where two labels would clash)."""
-    out, used = {}, {}
+    out: dict[str, str] = {}
+    used: dict[str, list[str]] = {}
     for c in columns:
         key, sep, unit = str(c).partition(" [")
         if not sep:
