@@ -66,12 +66,12 @@ def test_race_false_eliminations_stay_under_alpha_for_the_whole_race():
 def test_posterior_is_a_distribution_and_favours_the_better():
     values = {"a": {r: 100.0 + r % 3 for r in range(1, 9)}, "b": {r: 90.0 + r % 2 for r in range(1, 9)}}
     post = posterior(values, ["a", "b"], "higher")
-    assert sum(p["p_best"] for p in post.values()) == pytest.approx(1.0)
-    assert post["a"]["p_best"] == 1.0 and post["a"]["expected_loss"] == 0.0
-    assert post["b"]["expected_loss"] == pytest.approx(1 - np.mean([90 + r % 2 for r in range(1, 9)]) /
+    assert sum(p.p_best for p in post.values()) == pytest.approx(1.0)
+    assert post["a"].p_best == 1.0 and post["a"].expected_loss == 0.0
+    assert post["b"].expected_loss == pytest.approx(1 - np.mean([90 + r % 2 for r in range(1, 9)]) /
                                                         np.mean([100 + r % 3 for r in range(1, 9)]), abs=0.01)
     same = posterior({"a": {1: 1.0, 2: 2.0, 3: 1.5}, "b": {1: 1.5, 2: 1.5, 3: 1.5}}, ["a", "b"], "higher")
-    assert 0.2 < same["a"]["p_best"] < 0.8
+    assert 0.2 < same["a"].p_best < 0.8
 
 
 def test_smallest_detectable_difference_grows_with_noise():
@@ -152,7 +152,7 @@ def test_p_best_is_not_certain_when_three_rounds_disagree_in_size():
     rounds gives whatever the resampled rounds say; the t posterior (2 degrees of freedom)
     leaves real doubt either way."""
     noisy = {"a": {1: 101.0, 2: 104.0, 3: 96.5}, "b": {1: 100.0, 2: 105.0, 3: 95.0}}
-    p = posterior(noisy, ["a", "b"], "higher")["a"]["p_best"]
+    p = posterior(noisy, ["a", "b"], "higher")["a"].p_best
     assert 0.3 < p < 0.95
 
 
@@ -271,8 +271,8 @@ def test_a_lone_survivor_shares_p_best_with_the_eliminated():
                                           math.nan, "", 0.0, failed_because="mkfs failed")
     assert race.contenders == ["best", "b"]
     post = posterior(race.values, race.contenders, race.better)
-    assert 0.02 < post["b"]["p_best"] < 0.3 and post["best"]["p_best"] < 0.98
-    assert post["best"]["p_best"] + post["b"]["p_best"] == pytest.approx(1)
+    assert 0.02 < post["b"].p_best < 0.3 and post["best"].p_best < 0.98
+    assert post["best"].p_best + post["b"].p_best == pytest.approx(1)
 
 def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():
     """Two candidates: P(best) is the t posterior of their mean log ratio (exact, to Monte
@@ -284,13 +284,13 @@ def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_it
     d = np.log([b[r] / a[r] for r in range(1, 9)])
     exact = stats.t.cdf(d.mean() / (d.std(ddof=1) / math.sqrt(8)), 7)
     duel = posterior({"a": a, "b": b}, ["a", "b"], "higher")
-    assert duel["b"]["p_best"] == pytest.approx(exact, abs=0.02)
+    assert duel["b"].p_best == pytest.approx(exact, abs=0.02)
     far = {r: a[r] * 0.7 for r in (1, 2, 3)}
     far[2] *= 1.01
     three = posterior({"a": a, "b": b, "far": far}, ["a", "b", "far"], "higher")
-    assert three["far"]["p_best"] < 0.01
-    assert three["b"]["p_best"] == pytest.approx(exact, abs=0.03)
-    assert three["far"]["expected_loss"] == pytest.approx(1 - 0.7 / math.exp(max(0, d.mean())), abs=0.03)
+    assert three["far"].p_best < 0.01
+    assert three["b"].p_best == pytest.approx(exact, abs=0.03)
+    assert three["far"].expected_loss == pytest.approx(1 - 0.7 / math.exp(max(0, d.mean())), abs=0.03)
 
 
 def test_the_expected_loss_of_a_time_is_the_share_of_it_the_best_saves_and_has_a_mean():
@@ -299,11 +299,11 @@ def test_the_expected_loss_of_a_time_is_the_share_of_it_the_best_saves_and_has_a
     form has no mean under a t posterior: its Monte Carlo mean wandered from 4% to 36%)."""
     slow = {"fast": {1: 10.0, 2: 11.0, 3: 10.5}, "slow": {1: 20.0, 2: 22.5, 3: 20.5}}
     post = posterior(slow, ["fast", "slow"], "lower")
-    assert post["slow"]["expected_loss"] == pytest.approx(0.5, abs=0.02)
+    assert post["slow"].expected_loss == pytest.approx(0.5, abs=0.02)
     rng = np.random.default_rng(3)
     close = {lv: {r: float(np.exp(rng.normal(0.02 * i, 0.03))) for r in (1, 2, 3)}
              for i, lv in enumerate(("a", "b"))}
-    losses = [posterior(close, ["a", "b"], "lower", seed=s)["b"]["expected_loss"] for s in range(8)]
+    losses = [posterior(close, ["a", "b"], "lower", seed=s)["b"].expected_loss for s in range(8)]
     assert max(losses) - min(losses) < 0.005 and all(0 <= x < 1 for x in losses)
 
 
@@ -316,8 +316,8 @@ def test_posterior_correlation_counts_the_rounds_two_candidates_share():
     x = {r: float(np.exp(rng.normal(0, 0.03))) for r in range(1, 11)}
     y = {r: x[r] * (1.0 if r <= 3 else float(np.exp(rng.normal(0.005, 0.03)))) for r in x}
     far = {r: x[r] * 0.8 for r in (1, 2, 3)}
-    duel = posterior({"x": x, "y": y}, ["x", "y"], "higher")["y"]["p_best"]
-    three = posterior({"x": x, "y": y, "far": far}, ["x", "y", "far"], "higher")["y"]["p_best"]
+    duel = posterior({"x": x, "y": y}, ["x", "y"], "higher")["y"].p_best
+    three = posterior({"x": x, "y": y, "far": far}, ["x", "y", "far"], "higher")["y"].p_best
     assert three == pytest.approx(duel, abs=0.03)
 
 
@@ -330,8 +330,8 @@ def test_a_candidate_shown_far_behind_the_leader_on_its_rounds_gets_no_p_best_th
     retired = {r: leader[r] * (0.89 + 0.004 * (r % 3)) for r in range(1, 6)}
     post = posterior({"other": other, "leader": leader, "retired": retired},
                      ["other", "leader", "retired"], "higher")
-    assert post["retired"]["p_best"] < 0.01
-    assert post["retired"]["expected_loss"] == pytest.approx(0.105, abs=0.01)
+    assert post["retired"].p_best < 0.01
+    assert post["retired"].expected_loss == pytest.approx(0.105, abs=0.01)
 
 
 def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_path):

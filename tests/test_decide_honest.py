@@ -100,12 +100,12 @@ def test_p_best_at_3_rounds_of_12_candidates_is_not_zero_where_the_pair_says_13_
         vals = {f"c{k}": {r + 1: (100 - k) * drift[r] * rng.lognormal(0, 0.25) for r in range(3)}
                 for k in range(12)}
         p = posterior(vals, list(vals), "higher", seed=1)
-        lead = max(p, key=lambda k: p[k]["p_best"])
+        lead = max(p, key=lambda k: p[k].p_best)
         for k in (k for k in vals if k != lead):
             d = np.log([vals[k][r] / vals[lead][r] for r in (1, 2, 3)])
             beats = 1 - stats.t.cdf(-d.mean() / (d.std(ddof=1) / math.sqrt(3)), 2)
-            zero_but_likely += p[k]["p_best"] == 0 and beats > 0.1
-        assert abs(sum(v["p_best"] for v in p.values()) - 1) < 1e-9
+            zero_but_likely += p[k].p_best == 0 and beats > 0.1
+        assert abs(sum(v.p_best for v in p.values()) - 1) < 1e-9
     assert zero_but_likely <= 5     # 96 of 440 before the shrinkage
 
 

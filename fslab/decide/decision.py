@@ -5,9 +5,10 @@ could have found, units run against a full factorial, and what to type."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from fslab import filesystems
-from fslab.decide.posterior import posterior, smallest_detectable
+from fslab.decide.posterior import Chance, posterior, smallest_detectable
 from fslab.decide.policy import replay
 from fslab.decide.race import Race, StopReason
 from fslab.decide.result import CandidateResult, Decision, StageSummary, Verdict
@@ -79,7 +80,7 @@ def decision(store: Store, run_id: str, plan: Plan, min_rounds: int, first: int 
                      if r.label in (ties or [leader or ""]) and r.safety == "trade"))
 
 
-def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, dict[str, float]],
+def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, Chance],
                spec: FilesystemSpec, info: dict[str, str], stopped: StopReason,
                amplification: float | None
                ) -> CandidateResult:
@@ -88,7 +89,7 @@ def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, dict[str
     ratio_ci: tuple[float | None, float | None] = (None, None)
     eliminated_round = retired_round = None
     if lv in post:
-        p_best, expected_loss = _num(post[lv]["p_best"]), _num(post[lv]["expected_loss"])
+        p_best, expected_loss = _num(post[lv].p_best), _num(post[lv].expected_loss)
     if leader and lv != leader and race.values.get(lv):
         t = race.pair(leader, lv)
         ratio, ratio_ci = _num(t["ratio"]), (_num(t["ratio_ci_lo"]), _num(t["ratio_ci_hi"]))
@@ -164,8 +165,8 @@ def text(dec: Decision) -> list[str]:
                  + ("  write ampl." if amp else "") + "  status")
     for r in dec.candidates:
         c = cells(r, dec.leader)
-        lines.append(f"  {r.label:<30} {c['ratio']:<26} {c['p_best']:>7}  {c['expected_loss']:>9}"
-                     + (f"  {c['write_amplification']:>11}" if amp else "") + f"  {c['status']}")
+        lines.append(f"  {r.label:<30} {c.ratio:<26} {c.p_best:>7}  {c.expected_loss:>9}"
+                     + (f"  {c.write_amplification:>11}" if amp else "") + f"  {c.status}")
     return lines + [f"  {t}" for t in tail(dec)]
 
 
@@ -221,7 +222,17 @@ def verdict_line(dec: Decision) -> str:
             f"best guess {dec.leader} ({dec.metric})")
 
 
-def cells(r: CandidateResult, leader: str | None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Cells:
+    """One candidate's row as words (the terminal's table and the HTML's)."""
+    ratio: str                  # to the leader, with its 95% CI
+    p_best: str
+    expected_loss: str
+    write_amplification: str
+    status: str
+
+
+def cells(r: CandidateResult, leader: str | None) -> Cells:
     """One candidate's row as words: ratio to the leader (95% CI), P(best), expected loss,
     write amplification and status."""
     lo, hi = r.ratio_ci
@@ -233,9 +244,9 @@ def cells(r: CandidateResult, leader: str | None) -> dict[str, str]:
         f"; a planted slowdown (throttled {percent(r.throttle)}), not a configuration"
         if r.throttle else "")
     wa = r.write_amplification
-    return {"ratio": ratio, "p_best": chance(r.p_best),
-            "expected_loss": "—" if r.expected_loss is None else pct(r.expected_loss),
-            "write_amplification": "—" if wa is None else f"{wa:.2f}×", "status": status}
+    return Cells(ratio=ratio, p_best=chance(r.p_best),
+                 expected_loss="—" if r.expected_loss is None else pct(r.expected_loss),
+                 write_amplification="—" if wa is None else f"{wa:.2f}×", status=status)
 
 
 def tail(dec: Decision) -> list[str]:

@@ -119,17 +119,17 @@ def _decide_view(dec: Decision) -> dict:
     for r in dec.candidates:
         c = cells(r, leader)
         row = {"candidate": r.label, "options": r.options or "defaults",
-               "ratio to winner (95% CI)": c["ratio"], "P(best)": c["p_best"],
-               "expected loss": c["expected_loss"]}
+               "ratio to winner (95% CI)": c.ratio, "P(best)": c.p_best,
+               "expected loss": c.expected_loss}
         if amp:
-            row["write ampl."] = c["write_amplification"]
-        rows.append({**row, "status": c["status"]})
+            row["write ampl."] = c.write_amplification
+        rows.append({**row, "status": c.status})
         if r.ratio is not None:
             lo, hi = r.ratio_ci if r.label != leader else (None, None)
             gone = r.eliminated_round is not None
             dots.append({"label": r.label, "value": r.ratio, "lo": lo, "hi": hi,
                          "color": "#5b6b7a" if gone else "#176b2c",
-                         "note": f"P(best) {c['p_best']}" + (
+                         "note": f"P(best) {c.p_best}" + (
                              f" · eliminated r{r.eliminated_round}" if gone else
                              f" · retired r{r.retired_round}" if r.retired_round else
                              " · winner" if r.label == dec.winner else
