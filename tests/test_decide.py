@@ -402,7 +402,7 @@ def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
     t = PairedT.of_log_ratios([a[r] for r in rounds], [b[r] for r in rounds])
     answer = pair_test(np.array(list(a.values())), np.array(list(b.values())), rounds, rounds)
     lo, hi = t.interval(0.95)
-    assert (answer["p"], answer["ratio_ci_lo"], answer["ratio_ci_hi"]) == (t.p, math.exp(lo), math.exp(hi))
+    assert (answer.p, answer.ratio_ci_lo, answer.ratio_ci_hi) == (t.p, math.exp(lo), math.exp(hi))
     race = Race(["a", "b"], "higher")
     for r in rounds:
         race.record("a", r, a[r])

@@ -92,7 +92,7 @@ def _candidate(lv: str, race: Race, leader: str | None, post: dict[str, Chance],
         p_best, expected_loss = _num(post[lv].p_best), _num(post[lv].expected_loss)
     if leader and lv != leader and race.values.get(lv):
         t = race.pair(leader, lv)
-        ratio, ratio_ci = _num(t["ratio"]), (_num(t["ratio_ci_lo"]), _num(t["ratio_ci_hi"]))
+        ratio, ratio_ci = _num(t.ratio), (_num(t.ratio_ci_lo), _num(t.ratio_ci_hi))
     elif lv == leader:
         ratio, ratio_ci = 1.0, (1.0, 1.0)
     if lv in race.eliminated:

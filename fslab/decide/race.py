@@ -50,7 +50,7 @@ import numpy as np
 from scipy import stats
 
 from fslab.analysis.paired import PairedT
-from fslab.analysis.pairwise import holm, pair_test
+from fslab.analysis.pairwise import PairTest, holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
 
@@ -267,7 +267,7 @@ class Race:
     def _positive(self, lv: str, rounds: list[int]) -> bool:
         return all(self.values[lv][r] > 0 for r in rounds)
 
-    def pair(self, leader: str, other: str) -> dict:
+    def pair(self, leader: str, other: str) -> PairTest:
         rounds = self.common_rounds([leader, other])
         a = np.array([self.values[leader][r] for r in rounds])
         b = np.array([self.values[other][r] for r in rounds])
@@ -290,16 +290,16 @@ class Race:
             return []
         tests = [self.pair(a, b) for a, b in pairs]
         level = self.level(round_no)
-        p_holm = holm([t["p"] for t in tests])
+        p_holm = holm([t.p for t in tests])
         lead = self.leader(alive)
         losers: dict[str, tuple] = {}
         for (a, b), t, ph in zip(pairs, tests, p_holm):
-            if not ph < level or not math.isfinite(t["ratio"]) or t["ratio"] == 1:
+            if not ph < level or not math.isfinite(t.ratio) or t.ratio == 1:
                 continue
-            b_better = (t["ratio"] > 1) == (self.better == "higher")
+            b_better = (t.ratio > 1) == (self.better == "higher")
             loser, winner = (a, b) if b_better else (b, a)
-            ratio = t["ratio"] if loser == b else 1 / t["ratio"]
-            lo, hi = t["ratio_ci_lo"], t["ratio_ci_hi"]
+            ratio = t.ratio if loser == b else 1 / t.ratio
+            lo, hi = t.ratio_ci_lo, t.ratio_ci_hi
             ci = (lo, hi) if loser == b else (1 / hi if hi else math.nan, 1 / lo if lo else math.nan)
             # said against the strongest evidence: the smallest p of its lost pairs
             if loser not in losers or ph < losers[loser][3]:
@@ -308,7 +308,7 @@ class Race:
         for lv, (winner, ratio, ci, ph, t) in losers.items():
             if lv == lead:      # cannot happen with consistent estimates; never drop the leader
                 continue
-            e = Elimination(lv, round_no, winner, ratio, ci, t["p"], float(ph), t["test"], level)
+            e = Elimination(lv, round_no, winner, ratio, ci, t.p, float(ph), t.test, level)
             self.eliminated[lv] = e
             out.append(e)
         return out
@@ -342,7 +342,7 @@ class Race:
             self.stopped = StopReason.TIE
             return
         for lv, better in bounded.items():
-            self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv)["ratio"]),
+            self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv).ratio),
                                           better, level, self.delta, self.better)
 
     def ratio_bounds(self, lead: str, other: str, level: float) -> tuple[float, float]:

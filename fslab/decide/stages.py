@@ -87,8 +87,8 @@ def combinations(store: Store, run_id: str, stage: Stage, min_rounds: int) -> li
                 continue
             if len(race.common_rounds([base, lv])) >= 2:
                 t = race.pair(base, lv)
-                ratios[lv] = float(t["ratio"])
-                intervals[lv] = (float(t["ratio_ci_lo"]), float(t["ratio_ci_hi"]))
+                ratios[lv] = float(t.ratio)
+                intervals[lv] = (float(t.ratio_ci_lo), float(t.ratio_ci_hi))
         ratios = {k: r for k, r in ratios.items() if math.isfinite(r)}
         out.append(combine(fs, ratios, info, race.better, set(race.eliminated), intervals))
     return out
