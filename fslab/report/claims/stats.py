@@ -5,7 +5,6 @@ Every two-sample comparison goes through pair_test() below, so a claim and the a
 tier line never disagree about the same two samples."""
 from __future__ import annotations
 
-
 import numpy as np
 from scipy import stats
 
