@@ -9,7 +9,7 @@ from scipy import stats
 
 from fslab.decide.candidates import from_catalogue, variant_name
 from fslab.decide.posterior import posterior, smallest_detectable
-from fslab.decide.race import BUDGET, GOOD, TIE, WINNER, Race, look_levels, spent
+from fslab.decide.race import Race, StopReason, look_levels, spent
 from fslab.errors import FslabError
 
 
@@ -30,7 +30,7 @@ def run_race(truth: dict[str, float], own: float, drift: float = 0.05, seed: int
 def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test():
     race = run_race({"ext4": 1.0, "ext4:sync": 0.3}, own=0.02)
     e = race.eliminated["ext4:sync"]
-    assert e.round == 3 and race.stopped == WINNER and race.survivors == ["ext4"]
+    assert e.round == 3 and race.stopped is StopReason.WINNER and race.survivors == ["ext4"]
     assert e.test == "paired t-test on within-round log ratios"
     a = np.log([race.values["ext4"][r] for r in (1, 2, 3)])
     b = np.log([race.values["ext4:sync"][r] for r in (1, 2, 3)])
@@ -42,12 +42,12 @@ def test_a_clearly_worse_candidate_goes_at_the_first_look_with_the_answers_test(
 
 def test_identical_candidates_end_as_a_tie_within_delta_when_the_noise_allows():
     race = run_race({"a": 1.0, "b": 1.0}, own=0.003)
-    assert race.stopped == TIE and not race.eliminated
+    assert race.stopped is StopReason.TIE and not race.eliminated
 
 
 def test_noisy_identical_candidates_are_never_called_different_but_not_equivalent_either():
     race = run_race({"a": 1.0, "b": 1.0}, own=0.3, seed=3)
-    assert race.stopped == BUDGET and not race.eliminated
+    assert race.stopped is StopReason.BUDGET and not race.eliminated
 
 
 def test_lower_is_better_eliminates_the_slower():
@@ -66,12 +66,12 @@ def test_race_false_eliminations_stay_under_alpha_for_the_whole_race():
 def test_posterior_is_a_distribution_and_favours_the_better():
     values = {"a": {r: 100.0 + r % 3 for r in range(1, 9)}, "b": {r: 90.0 + r % 2 for r in range(1, 9)}}
     post = posterior(values, ["a", "b"], "higher")
-    assert sum(p["p_best"] for p in post.values()) == pytest.approx(1.0)
-    assert post["a"]["p_best"] == 1.0 and post["a"]["expected_loss"] == 0.0
-    assert post["b"]["expected_loss"] == pytest.approx(1 - np.mean([90 + r % 2 for r in range(1, 9)]) /
+    assert sum(p.p_best for p in post.values()) == pytest.approx(1.0)
+    assert post["a"].p_best == 1.0 and post["a"].expected_loss == 0.0
+    assert post["b"].expected_loss == pytest.approx(1 - np.mean([90 + r % 2 for r in range(1, 9)]) /
                                                         np.mean([100 + r % 3 for r in range(1, 9)]), abs=0.01)
     same = posterior({"a": {1: 1.0, 2: 2.0, 3: 1.5}, "b": {1: 1.5, 2: 1.5, 3: 1.5}}, ["a", "b"], "higher")
-    assert 0.2 < same["a"]["p_best"] < 0.8
+    assert 0.2 < same["a"].p_best < 0.8
 
 
 def test_smallest_detectable_difference_grows_with_noise():
@@ -126,7 +126,7 @@ def test_variant_names_are_valid_and_readable():
 
 
 def test_a_race_whose_every_candidate_fails_stops_without_a_winner():
-    from fslab.decide.race import NONE, Elimination
+    from fslab.decide.race import Elimination
     race = Race(["a", "b"], "higher")
     for r in (1, 2, 3):
         for lv in race.survivors:
@@ -135,7 +135,7 @@ def test_a_race_whose_every_candidate_fails_stops_without_a_winner():
         race.look(r)
         if race.stopped:
             break
-    assert race.stopped == NONE and race.survivors == []
+    assert race.stopped is StopReason.NONE_LEFT and race.survivors == []
 
 
 def test_a_candidate_without_values_is_not_tested_and_does_not_crash_the_race():
@@ -152,7 +152,7 @@ def test_p_best_is_not_certain_when_three_rounds_disagree_in_size():
     rounds gives whatever the resampled rounds say; the t posterior (2 degrees of freedom)
     leaves real doubt either way."""
     noisy = {"a": {1: 101.0, 2: 104.0, 3: 96.5}, "b": {1: 100.0, 2: 105.0, 3: 95.0}}
-    p = posterior(noisy, ["a", "b"], "higher")["a"]["p_best"]
+    p = posterior(noisy, ["a", "b"], "higher")["a"].p_best
     assert 0.3 < p < 0.95
 
 
@@ -206,7 +206,7 @@ def test_a_race_stops_when_no_survivor_can_be_delta_better_than_the_leader():
     better than the leader: each is retired (not eliminated) with its bound, and the race
     stops with the leader once it is the only one running."""
     race = run_race({"best": 1.0, "b": 0.95, "c": 0.94, "d": 0.92}, own=0.01, seed=2)
-    assert race.stopped in (GOOD, WINNER) and race.leader() == "best"
+    assert race.stopped in (StopReason.LEADER_WITHIN_DELTA, StopReason.WINNER) and race.leader() == "best"
     assert race.rounds_done < 10 and race.survivors == ["best"]
     for lv, ret in race.retired.items():
         assert ret.leader == "best" and ret.bound < 1.03 and ret.ratio < 1
@@ -240,19 +240,19 @@ def test_the_good_stop_never_fires_while_a_survivor_may_be_delta_better():
 
 
 def test_the_decision_says_what_the_good_stop_shows():
+    from decision_data import decision
     from fslab.decide.decision import text
-    dec = {"winner": "a", "verdict": "tie", "equivalent": False, "ties": ["a", "b"],
-           "stopped": "none delta better than the leader", "rounds": 4, "delta": 0.03,
-           "alpha": 0.05, "metric": "write IOPS", "units_run": 8, "max_rounds": 10,
-           "units_full_factorial": 20, "mde": 0.05, "candidates": [], "traded": [],
-           "commands": [], "left_out": []}
-    first = text(dec)[0]
+    dec = dict(winner="a", verdict="tie", equivalent=False, ties=["a", "b"],
+               stopped="none delta better than the leader", rounds=4, delta=0.03,
+               alpha=0.05, metric="write IOPS", units_run=8, max_rounds=10,
+               units_full_factorial=20, mde=0.05)
+    first = text(decision(**dec))[0]
     # not "Tie: a, b": b may be far behind (retired, never shown worse)
     assert first.startswith("Choose the leader a: each of b was shown not 3% or more better "
                             "than the leader of the round it stopped running in")
     assert "none was shown worse either, in 4 rounds" in first
     # a delta under 1% keeps its digits (it printed "0%")
-    assert "not 0.5% or more better" in text({**dec, "delta": 0.005})[0]
+    assert "not 0.5% or more better" in text(decision(**{**dec, "delta": 0.005}))[0]
 
 
 def test_a_lone_survivor_shares_p_best_with_the_eliminated():
@@ -271,8 +271,8 @@ def test_a_lone_survivor_shares_p_best_with_the_eliminated():
                                           math.nan, "", 0.0, failed_because="mkfs failed")
     assert race.contenders == ["best", "b"]
     post = posterior(race.values, race.contenders, race.better)
-    assert 0.02 < post["b"]["p_best"] < 0.3 and post["best"]["p_best"] < 0.98
-    assert post["best"]["p_best"] + post["b"]["p_best"] == pytest.approx(1)
+    assert 0.02 < post["b"].p_best < 0.3 and post["best"].p_best < 0.98
+    assert post["best"].p_best + post["b"].p_best == pytest.approx(1)
 
 def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_its_own_rounds():
     """Two candidates: P(best) is the t posterior of their mean log ratio (exact, to Monte
@@ -284,13 +284,13 @@ def test_posterior_of_two_is_the_paired_t_and_a_candidate_retired_early_keeps_it
     d = np.log([b[r] / a[r] for r in range(1, 9)])
     exact = stats.t.cdf(d.mean() / (d.std(ddof=1) / math.sqrt(8)), 7)
     duel = posterior({"a": a, "b": b}, ["a", "b"], "higher")
-    assert duel["b"]["p_best"] == pytest.approx(exact, abs=0.02)
+    assert duel["b"].p_best == pytest.approx(exact, abs=0.02)
     far = {r: a[r] * 0.7 for r in (1, 2, 3)}
     far[2] *= 1.01
     three = posterior({"a": a, "b": b, "far": far}, ["a", "b", "far"], "higher")
-    assert three["far"]["p_best"] < 0.01
-    assert three["b"]["p_best"] == pytest.approx(exact, abs=0.03)
-    assert three["far"]["expected_loss"] == pytest.approx(1 - 0.7 / math.exp(max(0, d.mean())), abs=0.03)
+    assert three["far"].p_best < 0.01
+    assert three["b"].p_best == pytest.approx(exact, abs=0.03)
+    assert three["far"].expected_loss == pytest.approx(1 - 0.7 / math.exp(max(0, d.mean())), abs=0.03)
 
 
 def test_the_expected_loss_of_a_time_is_the_share_of_it_the_best_saves_and_has_a_mean():
@@ -299,11 +299,11 @@ def test_the_expected_loss_of_a_time_is_the_share_of_it_the_best_saves_and_has_a
     form has no mean under a t posterior: its Monte Carlo mean wandered from 4% to 36%)."""
     slow = {"fast": {1: 10.0, 2: 11.0, 3: 10.5}, "slow": {1: 20.0, 2: 22.5, 3: 20.5}}
     post = posterior(slow, ["fast", "slow"], "lower")
-    assert post["slow"]["expected_loss"] == pytest.approx(0.5, abs=0.02)
+    assert post["slow"].expected_loss == pytest.approx(0.5, abs=0.02)
     rng = np.random.default_rng(3)
     close = {lv: {r: float(np.exp(rng.normal(0.02 * i, 0.03))) for r in (1, 2, 3)}
              for i, lv in enumerate(("a", "b"))}
-    losses = [posterior(close, ["a", "b"], "lower", seed=s)["b"]["expected_loss"] for s in range(8)]
+    losses = [posterior(close, ["a", "b"], "lower", seed=s)["b"].expected_loss for s in range(8)]
     assert max(losses) - min(losses) < 0.005 and all(0 <= x < 1 for x in losses)
 
 
@@ -316,8 +316,8 @@ def test_posterior_correlation_counts_the_rounds_two_candidates_share():
     x = {r: float(np.exp(rng.normal(0, 0.03))) for r in range(1, 11)}
     y = {r: x[r] * (1.0 if r <= 3 else float(np.exp(rng.normal(0.005, 0.03)))) for r in x}
     far = {r: x[r] * 0.8 for r in (1, 2, 3)}
-    duel = posterior({"x": x, "y": y}, ["x", "y"], "higher")["y"]["p_best"]
-    three = posterior({"x": x, "y": y, "far": far}, ["x", "y", "far"], "higher")["y"]["p_best"]
+    duel = posterior({"x": x, "y": y}, ["x", "y"], "higher")["y"].p_best
+    three = posterior({"x": x, "y": y, "far": far}, ["x", "y", "far"], "higher")["y"].p_best
     assert three == pytest.approx(duel, abs=0.03)
 
 
@@ -330,8 +330,8 @@ def test_a_candidate_shown_far_behind_the_leader_on_its_rounds_gets_no_p_best_th
     retired = {r: leader[r] * (0.89 + 0.004 * (r % 3)) for r in range(1, 6)}
     post = posterior({"other": other, "leader": leader, "retired": retired},
                      ["other", "leader", "retired"], "higher")
-    assert post["retired"]["p_best"] < 0.01
-    assert post["retired"]["expected_loss"] == pytest.approx(0.105, abs=0.01)
+    assert post["retired"].p_best < 0.01
+    assert post["retired"].expected_loss == pytest.approx(0.105, abs=0.01)
 
 
 def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_path):
@@ -339,8 +339,8 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     next round would have overrun the budget does not start (it would run its first 3
     rounds past it), nor one after the budget is spent; without a budget nothing stops."""
     import time as _time
-    from fslab.commands.decide import _budget_stop
-    from fslab.decide.policy import budget_key
+    from fslab.decide.stages import budget_stop
+    from fslab.store.environment import DecideState
     from fslab.plan import DecideSection, FilesystemSpec, Plan, SuiteSpec
     from fslab.records import UnitKey
     from fslab.store import open_store
@@ -350,13 +350,13 @@ def test_no_stage_starts_after_one_the_budget_stopped_nor_once_it_is_spent(tmp_p
     run_id = store.create_run("", {})
     start = _time.time() - 60       # one unit of 60 s: 40 s of the budget left
     store.finish_unit(run_id, UnitKey("h", "ext4", "default", "fio", "c", "{}", 1), [], "done", None, start, None)
-    assert _budget_stop(store, run_id, plan, 0) is None
-    assert _budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
-    store.update_environment(run_id, {"decide": {budget_key(0): 3}})
-    assert "stopped where its next round would have overrun the --budget" in _budget_stop(store, run_id, plan, 0)
-    assert _budget_stop(store, run_id, plan, 12) is None           # another stage's stop
+    assert budget_stop(store, run_id, plan, 0) is None
+    assert budget_stop(store, run_id, plan.model_copy(update={"decide": DecideSection()}), 0) is None
+    store.update_environment(run_id, DecideState.budget_stop_patch(0, 3))
+    assert "stopped where its next round would have overrun the --budget" in budget_stop(store, run_id, plan, 0)
+    assert budget_stop(store, run_id, plan, 12) is None           # another stage's stop
     plan_30 = plan.model_copy(update={"decide": DecideSection(budget_seconds=30)})
-    assert _budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
+    assert budget_stop(store, run_id, plan_30, 12) == "the --budget is spent"
 
 
 def test_the_reach_is_each_candidates_own_and_an_erratic_one_does_not_set_it():
@@ -377,15 +377,38 @@ def test_the_reach_is_each_candidates_own_and_an_erratic_one_does_not_set_it():
 
 
 def test_a_plain_interval_that_leaves_out_1_is_said_not_to_be_the_races_separation():
+    from decision_data import decision
     from fslab.decide.decision import tail
     row = dict(fs="xfs", options="", changed="", safety="safe", trades="", rounds=10, p_best=0.01,
                expected_loss=0.08, eliminated_round=None, retired_round=None, why="not separated",
                write_amplification=None, throttle=None)
-    dec = {"winner": "xfs:a", "traded": [], "commands": [], "left_out": [], "alpha_per_look": 0.0033,
-           "candidates": [{**row, "label": "xfs:a", "ratio": 1.0, "ratio_ci": [1.0, 1.0]},
-                          {**row, "label": "xfs", "ratio": 0.92, "ratio_ci": [0.870, 0.979]},
-                          {**row, "label": "xfs:b", "ratio": 0.99, "ratio_ci": [0.93, 1.05]}]}
+    dec = decision(winner="xfs:a", alpha_per_look=0.0033,
+                   candidates=[{**row, "label": "xfs:a", "ratio": 1.0, "ratio_ci": [1.0, 1.0]},
+                               {**row, "label": "xfs", "ratio": 0.92, "ratio_ci": [0.870, 0.979]},
+                               {**row, "label": "xfs:b", "ratio": 0.99, "ratio_ci": [0.93, 1.05]}])
     lines = tail(dec)
     assert lines == ["xfs: a 95% interval that leaves out 1 is not a separation here: the race "
                      "separates by Holm over every pair at its look's level (0.0033 at its last "
                      "look), which plain intervals are not"]
+
+
+def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
+    from fslab.analysis.paired import PairedT
+    from fslab.analysis.pairwise import pair_test
+    from fslab.decide.posterior import detectable
+    a = {1: 100.0, 2: 104.0, 3: 97.0, 4: 101.0}
+    b = {1: 95.0, 2: 101.0, 3: 90.0, 4: 97.0}
+    rounds = np.array(sorted(a))
+    t = PairedT.of_log_ratios([a[r] for r in rounds], [b[r] for r in rounds])
+    answer = pair_test(np.array(list(a.values())), np.array(list(b.values())), rounds, rounds)
+    lo, hi = t.interval(0.95)
+    assert (answer.p, answer.ratio_ci_lo, answer.ratio_ci_hi) == (t.p, math.exp(lo), math.exp(hi))
+    race = Race(["a", "b"], "higher")
+    for r in rounds:
+        race.record("a", r, a[r])
+        race.record("b", r, b[r])
+    assert race.ratio_bounds("a", "b", 0.01) == tuple(math.exp(x) for x in t.one_sided_bounds(0.01))
+    assert detectable(race.values, "a", ["b"], 0.05, 1)["b"] == math.exp(t.detectable(0.025, 0.8)) - 1
+    # the leader of the race and the posterior's reference: one rule
+    from fslab.decide.posterior import _reference
+    assert race.leader() == _reference(race.values, ["a", "b"], "higher") == "a"

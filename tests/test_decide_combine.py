@@ -99,7 +99,8 @@ def test_stage_kinds_follow_from_what_stage_1_raced():
     assert first_kind(screen) == SCREEN
     assert first_kind(Plan(decide=DecideSection(candidates={"ext4": {"changed": "defaults"}}))) == GIVEN
     # the screen's winner gets its catalogue, one option at a time, in the next stage
-    dec = {"winner": "xfs", "verdict": "winner", "stopped": "one left"}
+    from decision_data import decision
+    dec = decision(winner="xfs", verdict="winner", stopped="one left")
     kind, cands, lines = next_candidates(Stage(SCREEN, screen, 0, {}), dec, None, "", 3, 40)
     assert kind == OPTIONS and cands[0].label == "xfs" and all(c.spec.name == "xfs" for c in cands)
     assert lines[0] == "xfs is the winner: its catalogue, one option at a time"

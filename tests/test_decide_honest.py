@@ -100,12 +100,12 @@ def test_p_best_at_3_rounds_of_12_candidates_is_not_zero_where_the_pair_says_13_
         vals = {f"c{k}": {r + 1: (100 - k) * drift[r] * rng.lognormal(0, 0.25) for r in range(3)}
                 for k in range(12)}
         p = posterior(vals, list(vals), "higher", seed=1)
-        lead = max(p, key=lambda k: p[k]["p_best"])
+        lead = max(p, key=lambda k: p[k].p_best)
         for k in (k for k in vals if k != lead):
             d = np.log([vals[k][r] / vals[lead][r] for r in (1, 2, 3)])
             beats = 1 - stats.t.cdf(-d.mean() / (d.std(ddof=1) / math.sqrt(3)), 2)
-            zero_but_likely += p[k]["p_best"] == 0 and beats > 0.1
-        assert abs(sum(v["p_best"] for v in p.values()) - 1) < 1e-9
+            zero_but_likely += p[k].p_best == 0 and beats > 0.1
+        assert abs(sum(v.p_best for v in p.values()) - 1) < 1e-9
     assert zero_but_likely <= 5     # 96 of 440 before the shrinkage
 
 
@@ -143,26 +143,23 @@ def test_a_race_far_too_noisy_for_delta_says_so_and_stops_at_its_first_look():
 
 
 def _dec(**kw):
-    d = {"run": "r", "verdict": "tie", "winner": "ext4", "ties": ["ext4", "xfs"], "equivalent": False,
-         "stopped": "rounds or budget spent", "finalists": ["ext4", "xfs"], "metric": "write IOPS",
-         "better": "higher", "delta": 0.03, "max_rounds": 10, "alpha": 0.05, "alpha_per_look": 0.003,
-         "candidates": [], "mde": 0.2, "rounds": 10, "units_run": 20, "units_full_factorial": 20,
-         "left_out": [], "commands": ["mkfs.ext4 /dev/DEVICE"], "traded": []}
-    d.update(kw)
-    return d
+    from decision_data import decision
+    return decision(**{"ties": ["ext4", "xfs"], "finalists": ["ext4", "xfs"],
+                       "alpha_per_look": 0.003, "commands": ["mkfs.ext4 /dev/DEVICE"], **kw})
 
 
 def test_a_tie_the_rounds_could_not_separate_prints_its_leaders_commands_only_as_a_best_guess():
-    from fslab.decide.decision import public, tail
+    from fslab.decide.decision import tail
     lines = tail(_dec())
     assert not any(line.startswith("to apply it") for line in lines)
     assert any(line.startswith("best guess, not shown better: ext4") for line in lines)
     shown = tail(_dec(stopped="none delta better than the leader"))
     assert any(line.startswith("to apply it") for line in shown)
-    # JSON: "winner" only for a winner; the leader of a tie is "leader"
-    assert public(_dec())["winner"] is None and public(_dec())["leader"] == "ext4"
-    won = public(_dec(verdict="winner", stopped="one left", ties=[]))
-    assert won["winner"] == "ext4"
+    # "winner" only for a winner; the leader of a tie is "leader" (the type and its JSON)
+    assert _dec().winner is None and _dec().leader == "ext4"
+    assert _dec().to_json()["winner"] is None and _dec().to_json()["leader"] == "ext4"
+    won = _dec(verdict="winner", stopped="one left", ties=[])
+    assert won.winner == "ext4" and won.to_json()["winner"] == "ext4"
 
 
 def test_an_undecided_race_says_it_cannot_decide_in_its_first_line():
@@ -196,8 +193,8 @@ def test_a_candidate_setting_one_option_twice_is_refused(tmp_path):
 
 
 def test_a_refusal_for_the_images_size_says_so():
-    from fslab.commands.decide import _small_image
-    said = _small_image("xfs:agcount-8: mkfs.xfs -d agcount=8 refused: Log size must be at least 64MB.",
-                        256 << 20)
+    from fslab.decide.candidates import small_image_hint
+    said = small_image_hint("xfs:agcount-8: mkfs.xfs -d agcount=8 refused: Log size must be at least 64MB.",
+                            256 << 20)
     assert "this profile's 256 MiB image" in said and "--image-size" in said
-    assert _small_image("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""
+    assert small_image_hint("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""

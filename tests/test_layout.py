@@ -643,14 +643,6 @@ def test_units_and_directions_of_metrics_live_in_the_catalogue_only():
 
 # --- the run's environment is read through RunEnvironment (fslab/store/environment.py) ----
 
-# Readers that still take the stored environment apart by hand: decide's state keys, until
-# issue 38's remaining part (decide owns its workflow, its state a typed section of
-# RunEnvironment) moves them into fslab/store.
-ENVIRONMENT_BY_KEY_ALLOWED = {
-    "fslab/decide/decision.py", "fslab/decide/policy.py", "fslab/commands/decide.py",
-}
-
-
 def environment_by_key(path: Path) -> list[str]:
     """Where a module takes a run's stored environment out of its row by key
     (`run["environment"]`, `run.get("environment")`) instead of RunEnvironment.of_run."""
@@ -686,9 +678,17 @@ def test_only_the_store_reads_the_environment_by_key():
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE.parent).as_posix()
-        if rel.startswith("fslab/store/") or rel in ENVIRONMENT_BY_KEY_ALLOWED:
-            continue
-        found += environment_by_key(path)
+        if not rel.startswith("fslab/store/"):
+            found += environment_by_key(path)
     assert found == []
-    # the allow-list holds only what still needs it
-    assert all(environment_by_key(PACKAGE.parent / rel) for rel in ENVIRONMENT_BY_KEY_ALLOWED)
+
+
+def test_the_decide_command_parses_flags_and_prints_only():
+    """decide's workflow is fslab/run/decide.py's (asv's way: a command parses its arguments
+    and calls one function); the command module stays small and runs no stage itself."""
+    path = PACKAGE / "commands" / "decide.py"
+    assert len(path.read_text().splitlines()) < 120
+    imported = {t for _, t in import_sites()["fslab.commands.decide"]}
+    assert "fslab.run.decide" in imported
+    assert not imported & {"fslab.run.session", "fslab.run.local", "fslab.decide.stages",
+                           "fslab.decide.policy", "fslab.run.probe"}

@@ -328,18 +328,19 @@ def _decision(**over):
         "throttle": None}
     stage = lambda n, first: {"stage": n, "raced": "options", "candidates": ["a", "b"],
                               "first_round": first, "rounds": 3, "seed": 1, "verdict": "winner",
-                              "stopped": "", "winner": "xfs:nobarrier", "ties": [],
+                              "stopped": "one left", "winner": "xfs:nobarrier", "ties": [],
                               "why": f"stage {n} reason", "eliminated": ["xfs:largeio r3"],
                               "retired": [], "p_best": {}}
     dec = {"run": "r1", "winner": "xfs:nobarrier", "verdict": "winner", "metric": "write IOPS",
-           "better": "higher", "stopped": "", "rounds": 5, "units_run": 10, "max_rounds": 10,
+           "better": "higher", "stopped": "one left", "rounds": 5, "delta": 0.03, "units_run": 10, "max_rounds": 10,
            "units_full_factorial": 20, "mde": 0.08, "stages": [stage(1, 1), stage(2, 6)],
            "traded": [], "alpha_per_look": 0.01, "commands": ["mkfs.xfs /dev/DEVICE",
                                                                "mount -o nobarrier /dev/DEVICE /mnt"],
            "left_out": ["xfs:lb256: log size too small"], "stage_notes": [],
            "candidates": [cand("xfs:nobarrier", 1.0, [None, None]),
                           cand("xfs", 0.9, [0.85, 0.95], elim=3)]}
-    return {**dec, **over}
+    from fslab.decide.result import Decision
+    return Decision.from_json({**dec, **over})
 
 
 def test_html_decide_section_opens_with_the_decision_and_its_commands_the_story_folded(tmp_path):

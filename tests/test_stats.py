@@ -670,7 +670,7 @@ def test_mann_whitney_beyond_enumeration_is_exact_or_monte_carlo_never_normal():
     assert how.startswith("Monte Carlo, 100,000 permutations")
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / MONTE_CARLO_PERMUTATIONS) + 1e-5
     assert p == pair_p_detail(xt, yt)[0]            # the same p every time
-    assert pair_test(xt, yt)["p_method"] == how
+    assert pair_test(xt, yt).p_method == how
 
 
 def test_the_best_column_never_joins_a_separated_pair_with_approx():

@@ -64,13 +64,14 @@ def test_a_throttled_leader_gets_no_commands_and_every_line_says_it_is_planted()
     row = dict(fs="ext4", options="", changed="", safety="safe", trades="", rounds=3, p_best=0.6,
                expected_loss=0.01, ratio_ci=[None, None], eliminated_round=None,
                write_amplification=None)
+    from decision_data import decision
     dec = {"run": "r", "verdict": "tie", "winner": "ext4:slow10", "ties": ["ext4:slow10", "ext4"],
            "equivalent": False, "stopped": "rounds or budget spent", "finalists": [], "metric": "write IOPS",
            "better": "higher", "delta": 0.03, "max_rounds": 10, "rounds": 10, "units_run": 20,
            "units_full_factorial": 20, "mde": 0.5, "left_out": [], "commands": [], "traded": [],
            "candidates": [{**row, "label": "ext4:slow10", "ratio": 1.0, "why": "leader", "throttle": 0.1},
                           {**row, "label": "ext4", "ratio": 0.95, "why": "not separated", "throttle": None}]}
-    lines = text(dec)
+    lines = text(decision(**dec))
     assert any("nothing to apply: ext4:slow10 is a benchmark clone throttled by 10%" in ln for ln in lines)
     assert [ln for ln in lines if "ext4:slow10  " in ln][0].endswith(
         "a planted slowdown (throttled 10%), not a configuration")
@@ -81,6 +82,7 @@ def test_the_html_report_shows_a_decides_decision_as_the_terminal_says_it():
     """The issue's 'HTML section': the verdict line, a forest plot of the ratios to the
     winner, the candidates' table with P(best) and status, and what (not) to apply."""
     from fslab.decide.decision import verdict_line
+    from fslab.decide.result import Decision
     from fslab.report.html import _decide_view
     row = dict(fs="ext4", options="", changed="", safety="safe", trades="", rounds=5,
                expected_loss=0.01, eliminated_round=None, retired_round=None,
@@ -96,6 +98,7 @@ def test_the_html_report_shows_a_decides_decision_as_the_terminal_says_it():
                            "why": "not separated from the leader when the race stopped"},
                           {**row, "label": "ext4:sync", "ratio": 0.2, "ratio_ci": [0.15, 0.27],
                            "p_best": 0.01, "eliminated_round": 3, "why": "round 3: 80.0% below ext4"}]}
+    dec = Decision.from_json(dec)
     view = _decide_view(dec)
     assert view["head"] == verdict_line(dec)      # the page opens with the decision
     assert "<svg" in view["chart"] and "eliminated r3" in view["chart"] and "P(best) 70%" in view["chart"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations
 
@@ -37,6 +38,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import comb
 
+from fslab.analysis.paired import PairedT
 from fslab.analysis.significance import ALPHA, CONFIDENCE, MIN_BLOCKS
 
 MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
@@ -196,8 +198,32 @@ def shift_interval(a: np.ndarray, b: np.ndarray,
     return estimate, float(d[k - 1]), float(d[-k]), float(1 - 2 * cdf[k - 1])
 
 
+@dataclass(frozen=True)
+class PairTest:
+    """The test of one pair (b against a): its p, the test and design chosen, the ratio b/a
+    with its interval (NaN where the test has none) and that interval's confidence, the
+    smallest p these n allow, the shift it tested (mean log ratio or difference, or the
+    Hodges-Lehmann shift), the values it used, and `matched`: the two ran in the same
+    rounds (enough rounds would compare them within rounds)."""
+    p: float
+    test: str
+    design: str                 # "blocked" | "unpaired"
+    paired: bool
+    blocks: int
+    ratio: float
+    ratio_ci_lo: float
+    ratio_ci_hi: float
+    ratio_ci_level: float
+    smallest_p: float
+    shift: float
+    a: np.ndarray
+    b: np.ndarray
+    matched: bool = False
+    p_method: str = "exact"     # how the unpaired p was computed
+
+
 def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
-              b_rounds: np.ndarray | None = None, pairable: bool = True) -> dict:
+              b_rounds: np.ndarray | None = None, pairable: bool = True) -> PairTest:
     """The test of one pair (b against a), chosen by the design as the module says.
 
     Returns p, test, design, paired, blocks, ratio (b/a) with its interval and that
@@ -213,37 +239,36 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
         b_in = b[np.isin(b_r, rounds)][np.argsort(b_r[np.isin(b_r, rounds)])]
         blocked = _blocked(a_in, b_in)
         if blocked is not None:
-            return {**blocked, "matched": True}
+            return replace(blocked, matched=True)
         if np.ptp(a_in) > 0 or np.ptp(b_in) > 0:
             # the rounds moved both alike and the difference did not move at all: the exact
             # sign-flip test of the within-round differences keeps the blocking
-            return {**_sign_flip(a_in, b_in), "matched": True}
+            return replace(_sign_flip(a_in, b_in), matched=True)
         a, b = a_in, b_in       # a deterministic quantity (the same value every round)
-    return {**_unpaired(a, b), "matched": matched}
+    return replace(_unpaired(a, b), matched=matched)
 
 
-def _blocked(a: np.ndarray, b: np.ndarray) -> dict | None:
+def _blocked(a: np.ndarray, b: np.ndarray) -> PairTest | None:
     logs = bool((a > 0).all() and (b > 0).all())
     d = np.log(b) - np.log(a) if logs else b - a
-    n = len(d)
-    sd = float(np.std(d, ddof=1))
-    if not sd > 1e-12 * max(1.0, float(np.abs(d).max())):
+    t = PairedT.of(d)
+    n, mean = t.n, t.mean
+    if not t.sd > 1e-12 * max(1.0, float(np.abs(d).max())):
         return None
-    mean, se = float(d.mean()), sd / math.sqrt(n)
-    p = float(2 * stats.t.sf(abs(mean / se), n - 1))
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * se
+    p = t.p
     if logs:
-        ratio, lo, hi = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+        s_lo, s_hi = t.interval(CONFIDENCE)
+        ratio, lo, hi = math.exp(mean), math.exp(s_lo), math.exp(s_hi)
     else:       # no ratio of a difference scale: the medians', without an interval
         med_a = float(np.median(a))
         ratio, lo, hi = (float(np.median(b)) / med_a if med_a else math.nan), math.nan, math.nan
-    return {"p": p, "test": BLOCKED_LOG if logs else BLOCKED_DIFF, "design": "blocked",
-            "paired": True, "blocks": n, "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi,
-            "ratio_ci_level": CONFIDENCE if logs else math.nan, "smallest_p": 0.0,
-            "shift": mean, "a": a, "b": b}
+    return PairTest(p=p, test=BLOCKED_LOG if logs else BLOCKED_DIFF, design="blocked",
+                    paired=True, blocks=n, ratio=ratio, ratio_ci_lo=lo, ratio_ci_hi=hi,
+                    ratio_ci_level=CONFIDENCE if logs else math.nan, smallest_p=0.0,
+                    shift=mean, a=a, b=b)
 
 
-def _sign_flip(a: np.ndarray, b: np.ndarray) -> dict:
+def _sign_flip(a: np.ndarray, b: np.ndarray) -> PairTest:
     """Every round's difference the same (and not 0): of the 2^n sign flips of the
     differences, the two all-same-sign ones reach the observed mean: p = 2 / 2^n."""
     logs = bool((a > 0).all() and (b > 0).all())
@@ -252,13 +277,13 @@ def _sign_flip(a: np.ndarray, b: np.ndarray) -> dict:
     shift = float(d.mean())
     p = 1.0 if shift == 0 else min(1.0, 2 / 2 ** n)
     ratio = math.exp(shift) if logs else (float(np.median(b) / np.median(a)) if np.median(a) else math.nan)
-    return {"p": p, "test": SIGN_FLIP, "design": "blocked", "paired": True, "blocks": n,
-            "ratio": ratio, "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,
-            "ratio_ci_level": math.nan, "smallest_p": min(1.0, 2 / 2 ** n), "shift": shift,
-            "a": a, "b": b}
+    return PairTest(p=p, test=SIGN_FLIP, design="blocked", paired=True, blocks=n,
+                    ratio=ratio, ratio_ci_lo=math.nan, ratio_ci_hi=math.nan,
+                    ratio_ci_level=math.nan, smallest_p=min(1.0, 2 / 2 ** n), shift=shift,
+                    a=a, b=b)
 
 
-def _unpaired(a: np.ndarray, b: np.ndarray) -> dict:
+def _unpaired(a: np.ndarray, b: np.ndarray) -> PairTest:
     p, how = pair_p_detail(a, b)
     ratio = lo = hi = confidence = math.nan
     if (a > 0).all() and (b > 0).all():
@@ -268,10 +293,9 @@ def _unpaired(a: np.ndarray, b: np.ndarray) -> dict:
         shift = float(np.median(np.subtract.outer(b, a)))
         if np.median(a) != 0:
             ratio = float(np.median(b) / np.median(a))
-    return {"p": p, "test": MANN_WHITNEY, "design": "unpaired", "paired": False, "blocks": 0,
-            "ratio": ratio, "ratio_ci_lo": lo, "ratio_ci_hi": hi, "ratio_ci_level": confidence,
-            "smallest_p": smallest_p(len(a), len(b)), "shift": shift, "a": a, "b": b,
-            "p_method": how}
+    return PairTest(p=p, test=MANN_WHITNEY, design="unpaired", paired=False, blocks=0,
+                    ratio=ratio, ratio_ci_lo=lo, ratio_ci_hi=hi, ratio_ci_level=confidence,
+                    smallest_p=smallest_p(len(a), len(b)), shift=shift, a=a, b=b, p_method=how)
 
 
 def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: str | None,
@@ -288,10 +312,10 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
     for a_name, b_name in combinations(levels, 2):
         (a, a_it), (b, b_it) = samples[a_name], samples[b_name]
         if min(len(a), len(b)) < 2:
-            rows.append(_row(a_name, b_name, a, b, better, {
-                "p": math.nan, "test": "", "design": "", "paired": False, "blocks": 0,
-                "ratio": math.nan, "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,
-                "ratio_ci_level": math.nan, "smallest_p": 1.0, "shift": math.nan},
+            rows.append(_row(a_name, b_name, a, b, better, PairTest(
+                p=math.nan, test="", design="", paired=False, blocks=0, ratio=math.nan,
+                ratio_ci_lo=math.nan, ratio_ci_hi=math.nan, ratio_ci_level=math.nan,
+                smallest_p=1.0, shift=math.nan, a=a, b=b),
                 note="too few samples to test (need n >= 2 each)"))
             continue
         rows.append(_row(a_name, b_name, a, b, better, pair_test(a, b, a_it, b_it, pairable)))
@@ -299,34 +323,34 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
     return rows
 
 
-def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str, t: dict,
-         note: str = "") -> dict:
+def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str | None,
+         t: PairTest, note: str = "") -> dict:
     med_a, med_b = float(np.median(a)), float(np.median(b))
-    ratio = t["ratio"]
-    if t["design"] == "blocked" and len(t["a"]) < max(len(a), len(b)):
-        note = f"paired on the {len(t['a'])} rounds both ran"
-    if t.get("p_method", "exact") != "exact":
-        note = note or f"p: {t['p_method']}"
+    ratio = t.ratio
+    if t.design == "blocked" and len(t.a) < max(len(a), len(b)):
+        note = f"paired on the {len(t.a)} rounds both ran"
+    if t.p_method != "exact":
+        note = note or f"p: {t.p_method}"
     return {"baseline": a_name, "other": b_name, "n_baseline": len(a), "n_other": len(b),
-            "test": t["test"], "design": t["design"], "paired": t["paired"], "blocks": t["blocks"],
-            "p": t["p"], "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
-            "ratio_ci_lo": t["ratio_ci_lo"], "ratio_ci_hi": t["ratio_ci_hi"],
-            "ratio_ci_level": t["ratio_ci_level"], "matched": t.get("matched", False),
-            "shift": t.get("shift", math.nan),
+            "test": t.test, "design": t.design, "paired": t.paired, "blocks": t.blocks,
+            "p": t.p, "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
+            "ratio_ci_lo": t.ratio_ci_lo, "ratio_ci_hi": t.ratio_ci_hi,
+            "ratio_ci_level": t.ratio_ci_level, "matched": t.matched,
+            "shift": t.shift,
             # a percentage only where the test compared ratios (logs); else its shift says it
-            "change_pct": ((ratio - 1) * 100 if not math.isnan(ratio) and t["test"] not in
+            "change_pct": ((ratio - 1) * 100 if not math.isnan(ratio) and t.test not in
                            (BLOCKED_DIFF,) and ((a > 0).all() and (b > 0).all()) else math.nan),
             "delta": effect_size(a, b, t),
-            "better": better, "smallest_p": t["smallest_p"], "note": note}
+            "better": better, "smallest_p": t.smallest_p, "note": note}
 
 
-def effect_size(a: np.ndarray, b: np.ndarray, t: dict) -> float:
+def effect_size(a: np.ndarray, b: np.ndarray, t: PairTest) -> float:
     """Cliff's delta, of the design the test used: within rounds for a blocked pair (the
     share of rounds b is above a minus the share it is below: drift shared by a round
     cancels, as in the test), across all values otherwise. Raw values across rounds
     would call a steady 10% gain under 20% drift 'negligible' beside a significant test."""
-    if t["design"] == "blocked":
-        return float(np.mean(np.sign(np.asarray(t["b"], float) - np.asarray(t["a"], float))))
+    if t.design == "blocked":
+        return float(np.mean(np.sign(np.asarray(t.b, float) - np.asarray(t.a, float))))
     return cliffs_delta(a, b) if len(a) and len(b) else math.nan
 
 

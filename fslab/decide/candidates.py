@@ -199,3 +199,14 @@ def named(specs: list[FilesystemSpec], allow: set[str]) -> CandidateSet:
 
 def _changed(spec: FilesystemSpec) -> str:
     return spec.options_text
+
+
+def small_image_hint(why: str, size_bytes: int) -> str:
+    """What to add where mkfs refused an option for the image's size (mkfs.xfs `-d
+    agcount=8` on a smoke image: "Log size must be at least 64MB"): the profile's image
+    is too small for it, not the option wrong."""
+    if not re.search(r"too small|must be at least|at least \d+\s*[KMG]|minimum size|"
+                     r"too many allocation groups|not enough space", why, re.I):
+        return ""
+    return (f" (on this profile's {size_bytes >> 20} MiB image, the size its units use: "
+            "a larger --image-size or --profile may take it)")

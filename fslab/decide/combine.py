@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from fslab import filesystems
 from fslab.decide.candidates import Candidate
+from fslab.filesystems.base import Option
 from fslab.plan import FilesystemSpec
 
 COMBINED = "combined"
@@ -78,7 +79,7 @@ def _pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f}%"
 
 
-def option_of(fs: str, value: str):
+def option_of(fs: str, value: str) -> Option | None:
     """The catalogue entry a value belongs to (None: not the catalogue's)."""
     return next((o for o in filesystems.get(fs).option_catalogue() if value in o.values), None)
 
@@ -91,7 +92,7 @@ def combine(fs: str, ratios: dict[str, float], candidates: dict[str, dict], bett
     is the rule); `candidates`: label -> the race's record of it (its "changed" value, "fs")."""
     out = Combination(fs, by_interval=intervals is not None)
     sign = 1 if better == "higher" else -1
-    best: dict[str, tuple[Helped, object]] = {}
+    best: dict[str, tuple[Helped, Option]] = {}
     for label, ratio in ratios.items():
         info = candidates.get(label) or {}
         value = info.get("changed", "")
@@ -117,7 +118,7 @@ def combine(fs: str, ratios: dict[str, float], candidates: dict[str, dict], bett
         else:
             out.dropped.append(f"{value} left out: {held[0].value} of the same key did better")
     ranked = sorted(best.values(), key=lambda t: -sign * math.log(t[0].ratio))
-    chosen: list[tuple[Helped, object]] = []
+    chosen: list[tuple[Helped, Option]] = []
     for h, option in ranked:
         clash = next((c for c, o in chosen if h.key in o.conflicts or c.key in option.conflicts), None)
         if clash:

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from fslab.decide.posterior import detectable
-from fslab.decide.race import BUDGET, Elimination, Race
+from fslab.decide.race import Elimination, Race, StopReason
 from fslab.plan import Plan
 from fslab.plan.throttle import percent
+from fslab.records import level_label
+from fslab.store import Store
+from fslab.store.environment import DecideState, RunEnvironment
 from fslab.metrics import answer_metrics, label as metric_label
 from fslab.metrics.answer import job_answer
 from fslab.analysis.groups import FS_FACTOR, level_labels
@@ -64,6 +68,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
         if (suite, case) in jobs and not _is_job(params):
             continue
         present = set(g["metric"])
+        chosen: tuple[str, ...]
         if metric:
             chosen = (metric,) if metric in present else ()
         else:
@@ -78,7 +83,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     return out
 
 
-def _is_job(params) -> bool:
+def _is_job(params: str | None) -> bool:
     """A job file's job (its params name the job), not the file's workload-level row."""
     import orjson
     try:
@@ -110,11 +115,18 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
     return out
 
 
+class Printer(Protocol):
+    """Where a decide's lines go: Rich's Console, or anything printing alike (bench/decide's
+    quiet one); fslab/decide imports no console."""
+    def print(self, *objects: Any, **kw: Any) -> None: ...
+
+
 class RacePolicy:
     """The scheduler's rounds_policy for a decide."""
 
-    def __init__(self, plan: Plan, store, console, min_rounds: int, first: int = 0,
-                 remember: dict | None = None):
+    def __init__(self, plan: Plan, store: Store, console: Printer, min_rounds: int, first: int = 0,
+                 remember: dict | None = None) -> None:
+        """`remember`: a DecideState patch of the decide's settings (the first stage's)."""
         self.plan, self.store, self.console = plan, store, console
         self.min_rounds = min_rounds
         # a later stage's rounds come after the earlier stages' (stored rounds first+1, ...)
@@ -124,14 +136,15 @@ class RacePolicy:
         self.said: set[str] = set()
 
     @property
-    def run_id(self) -> str | None:
+    def run_id(self) -> str:
+        assert self._run_id is not None, "the session sets the run before the first round"
         return self._run_id
 
     @run_id.setter
     def run_id(self, run_id: str) -> None:
         self._run_id = run_id
         if self.remember:     # before the first unit: an interrupted decide resumes with them
-            self.store.update_environment(run_id, {"decide": self.remember})
+            self.store.update_environment(run_id, self.remember)
             self.remember = None
 
     def replay(self, upto: int) -> tuple[Race, Measure]:
@@ -149,16 +162,16 @@ class RacePolicy:
         # a stage's first min_rounds rounds always run (a later stage starts only while
         # the budget is not spent)
         if not race.stopped and it - self.first >= self.min_rounds and self._over_budget(it):
-            self.store.update_environment(self.run_id, {"decide": {budget_key(self.first): it}})
+            self.store.update_environment(self.run_id, DecideState.budget_stop_patch(self.first, it))
             race.stop_for_budget()
         if not race.stopped and it - self.first == self.min_rounds:
             said = reach(race)
             if said:
                 words, far = said
                 self.console.print(words, markup=False, highlight=False)
-                if far and not self.plan.decide.keep_going:
-                    self.store.update_environment(self.run_id, {"decide": {
-                        noise_key(self.first): it, noise_key(self.first) + "_why": words}})
+                if far and not self.plan.race.keep_going:
+                    self.store.update_environment(
+                        self.run_id, DecideState.noise_stop_patch(self.first, it, words))
                     race.stop_for_noise()
         if race.stopped:
             return []
@@ -167,10 +180,10 @@ class RacePolicy:
 
     def most_units(self, pairs: list) -> int:
         """The most units this stage can run: every candidate and case in every round."""
-        return len(pairs) * self.plan.decide.max_rounds
+        return len(pairs) * self.plan.race.max_rounds
 
     def _over_budget(self, it: int) -> bool:
-        budget = self.plan.decide.budget_seconds
+        budget = self.plan.race.budget_seconds
         if not budget:
             return False
         units = [u for u in self.store.units(self.run_id) if u.get("started") and u.get("finished")]
@@ -203,7 +216,7 @@ def reach(race: Race) -> tuple[str, bool] | None:
     if not per:
         return None
     median = float(np.median(list(per.values())))
-    lo, hi = min(per, key=per.get), max(per, key=per.get)
+    lo, hi = min(per, key=per.__getitem__), max(per, key=per.__getitem__)
     span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
             f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {median:.1%},")
     words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
@@ -244,21 +257,11 @@ def advice(median: float) -> str:
             "machine")
 
 
-def noise_key(first: int) -> str:
-    """Where a stage's stop at the first look for its noise is kept."""
-    return "noise_stop_after" if not first else f"noise_stop_after_{first}"
-
-
-def budget_key(first: int) -> str:
-    """Where a stage's budget stop is kept (the first stage's key is the one-stage race's)."""
-    return "budget_stop_after" if not first else f"budget_stop_after_{first}"
-
-
-def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
+def replay(store: Store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = None,
            first: int = 0) -> tuple[Race, Measure]:
     """The race of one stage: its stored rounds first+1 .. first+max_rounds, numbered
     from 1 (a later stage's rounds are fresh: no earlier stage's round is in it)."""
-    d = plan.decide
+    d = plan.race
     labels = [f.label for f in plan.filesystem]
     rows = store.records(run_id)
     records = rows[(rows["iteration"] > first) & (rows["iteration"] <= first + d.max_rounds)] \
@@ -273,9 +276,10 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     race = Race(labels, measure.better, delta=d.delta, min_rounds=min_rounds,
                 max_rounds=d.max_rounds)
     failed = {(lv, r - first): why for (lv, r), why in _failed_rounds(store, run_id).items()}
-    budget_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(budget_key(first))
+    state = RunEnvironment.of_run(store.run(run_id)).decide
+    budget_stop = state.budget_stop_after(first)
     budget_stop = None if budget_stop is None else budget_stop - first
-    noise_stop = ((store.run(run_id).get("environment") or {}).get("decide") or {}).get(noise_key(first))
+    noise_stop = state.noise_stop_after(first)
     noise_stop = None if noise_stop is None else noise_stop - first
     for r in range(1, upto + 1):
         for lv in race.survivors:
@@ -289,7 +293,7 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
         if race.stopped:
             break
         if budget_stop is not None and r >= budget_stop:
-            race.stopped = BUDGET
+            race.stopped = StopReason.BUDGET
             break
         if noise_stop is not None and r >= noise_stop:
             race.stop_for_noise()
@@ -297,10 +301,10 @@ def replay(store, run_id: str, plan: Plan, min_rounds: int, upto: int | None = N
     return race, measure
 
 
-def _failed_rounds(store, run_id: str) -> dict[tuple[str, int], str]:
-    out = {}
+def _failed_rounds(store: Store, run_id: str) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
     for u in store.units(run_id):
         if u["status"] == "failed":
-            label = u["fs"] if u["variant"] == "default" else f"{u['fs']}:{u['variant']}"
+            label = level_label(u["fs"], u["variant"])
             out.setdefault((label, int(u["iteration"])), (u.get("message") or "failed").splitlines()[0][:200])
     return out

@@ -20,17 +20,29 @@ from __future__ import annotations
 
 import math
 import zlib
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from fslab.analysis.paired import PairedT
+from fslab.decide.race import leader
 
 DRAWS = 4000
 POWER = 0.8
 
 
+@dataclass(frozen=True)
+class Chance:
+    """What choosing one candidate is worth: the posterior's P(best), and the expected
+    share of its cost the best would save (NaN: the rounds cannot say)."""
+    p_best: float
+    expected_loss: float
+
+
 def posterior(values: dict[str, dict[int, float]], labels: list[str], better: str,
-              seed: int = 0) -> dict[str, dict[str, float]]:
-    """label -> {"p_best", "expected_loss"}: each candidate against a reference (the
+              seed: int = 0) -> dict[str, Chance]:
+    """label -> its Chance (P(best), expected loss): each candidate against a reference (the
     leader: _reference), on the rounds both ran, so a candidate retired early
     weighs with its own rounds and the others keep all of theirs.
 
@@ -43,13 +55,13 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     for all (comonotone). With every candidate on the same rounds this is the multivariate
     t of the module doc (in distribution; the random stream differs)."""
     if len(labels) == 1:
-        return {labels[0]: {"p_best": 1.0, "expected_loss": 0.0}}
+        return {labels[0]: Chance(1.0, 0.0)}
     ref = _reference(values, labels, better)
     pairs = {lv: sorted(set(values[lv]) & set(values[ref])) for lv in labels}
     others = [lv for lv in labels if lv != ref]
     if any(len(pairs[lv]) < 2 for lv in others) or \
             any(values[lv][r] <= 0 for lv in labels for r in values[lv]):
-        return {lv: {"p_best": math.nan, "expected_loss": math.nan} for lv in labels}
+        return {lv: Chance(math.nan, math.nan) for lv in labels}
     sign = 1.0 if better == "higher" else -1.0
 
     def ratios(lv: str, rounds: list[int]) -> np.ndarray:
@@ -81,7 +93,7 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     best = means.max(axis=1, keepdims=True)
     p_best = np.bincount(means.argmax(axis=1), minlength=len(labels)) / DRAWS
     loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
-    return {lv: {"p_best": float(p_best[i]), "expected_loss": float(loss[:, i].mean())}
+    return {lv: Chance(float(p_best[i]), float(loss[:, i].mean()))
             for i, lv in enumerate(labels)}
 
 
@@ -111,12 +123,7 @@ def _reference(values: dict[str, dict[int, float]], labels: list[str], better: s
     P(best) turns on (through a noisier one, a candidate shown 11% behind the leader kept
     7% P(best))."""
     most = max(len(values.get(lv, {})) for lv in labels)
-    full = [lv for lv in labels if len(values.get(lv, {})) == most]
-    rounds = sorted(set.intersection(*(set(values[lv]) for lv in full)))
-    sign = 1.0 if better == "higher" else -1.0
-    score = {lv: sign * float(np.mean(np.log([values[lv][r] for r in rounds])))
-             if rounds and all(values[lv][r] > 0 for r in rounds) else -math.inf for lv in full}
-    return max(full, key=lambda lv: (score[lv], -labels.index(lv)))
+    return leader(values, [lv for lv in labels if len(values.get(lv, {})) == most], better)
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:
@@ -148,9 +155,7 @@ def detectable(values: dict[str, dict[int, float]], winner: str, others: list[st
         common = sorted(set(values[winner]) & set(values[lv]))
         if len(common) < 3:
             continue
-        d = np.log([values[lv][r] for r in common]) - np.log([values[winner][r] for r in common])
-        n = rounds or len(d)
-        t_alpha = stats.t.ppf(1 - alpha / (2 * max(1, comparisons)), n - 1)
-        t_power = stats.t.ppf(POWER, n - 1)
-        out[lv] = float(math.exp((t_alpha + t_power) * np.std(d, ddof=1) / math.sqrt(n)) - 1)
+        t = PairedT.of_log_ratios([values[winner][r] for r in common], [values[lv][r] for r in common])
+        # two-sided at alpha, Bonferroni over the comparisons: each side at half of its share
+        out[lv] = float(math.exp(t.detectable(alpha / (2 * max(1, comparisons)), POWER, rounds)) - 1)
     return out

@@ -44,18 +44,47 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 from scipy import stats
 
-from fslab.analysis.pairwise import holm, pair_test
+from fslab.analysis.paired import PairedT
+from fslab.analysis.pairwise import PairTest, holm, pair_test
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
 
-WINNER, TIE, GOOD, BUDGET, NONE = "winner", "tie", "leader within delta", "budget", "none left"
-# stopped at the first look: the rounds' noise puts the smallest difference the race could
-# find far beyond --delta (RacePolicy; --keep-going races on)
-NOISE = "too noisy"
+
+
+class StopReason(Enum):
+    """Why a race stopped: the one vocabulary of the race, the decision and its stages
+    (the sentence is what people read, and what decisions stored before the name said)."""
+    WINNER = "winner"                             # one left, none retired
+    TIE = "tie"                                   # every survivor shown within delta
+    LEADER_WITHIN_DELTA = "leader within delta"   # one left running, the others retired
+    BUDGET = "budget"                             # rounds or --budget spent
+    NONE_LEFT = "none left"                       # every candidate still running failed
+    # stopped at the first look: the rounds' noise puts the smallest difference the race
+    # could find far beyond --delta (RacePolicy; --keep-going races on)
+    NOISE = "too noisy"
+    INTERRUPTED = "interrupted"                   # the race never stopped (the run did)
+
+    @property
+    def sentence(self) -> str:
+        return _SENTENCES[self]
+
+    @classmethod
+    def of_sentence(cls, text: str) -> "StopReason":
+        """The reason a stored decision's sentence says (decisions stored before the name)."""
+        return next(r for r, s in _SENTENCES.items() if s == text)
+
+
+_SENTENCES = {StopReason.WINNER: "one left", StopReason.TIE: "within delta",
+              StopReason.LEADER_WITHIN_DELTA: "none delta better than the leader",
+              StopReason.BUDGET: "rounds or budget spent",
+              StopReason.NOISE: "too noisy to decide delta",
+              StopReason.NONE_LEFT: "the units of every candidate still running failed",
+              StopReason.INTERRUPTED: "interrupted"}
 
 
 @dataclass
@@ -97,6 +126,23 @@ class Retirement:
         return (f"round {self.round}: not {percent(self.delta)} better than {self.leader} "
                 f"({ratio_words(self.ratio)} it within rounds; one-sided bound {side} "
                 f"{self.bound:.3f}× at level {self.level:.2g}): retired, not shown worse")
+
+
+def common_rounds(values: dict[str, dict[int, float]], labels: list[str]) -> list[int]:
+    """The rounds every one of `labels` has a value in."""
+    sets = [set(values.get(lv, {})) for lv in labels]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def leader(values: dict[str, dict[int, float]], labels: list[str], better: str) -> str:
+    """The race's one leader rule: of `labels`, the best mean log value over the rounds all
+    of them ran (a difference of mean logs is exactly the mean within-round log ratio); a
+    candidate with a value <= 0 there ranks last; ties go to the first in `labels`."""
+    rounds = common_rounds(values, labels)
+    sign = 1 if better == "higher" else -1
+    means = {lv: sign * np.mean(np.log([values[lv][r] for r in rounds]))
+             if rounds and all(values[lv][r] > 0 for r in rounds) else -math.inf for lv in labels}
+    return max(labels, key=lambda lv: (means[lv], -labels.index(lv)))
 
 
 def ratio_words(ratio: float) -> str:
@@ -149,7 +195,7 @@ class Race:
     values: dict[str, dict[int, float]] = field(default_factory=dict)
     eliminated: dict[str, Elimination] = field(default_factory=dict)
     retired: dict[str, Retirement] = field(default_factory=dict)
-    stopped: str | None = None
+    stopped: StopReason | None = None
     rounds_done: int = 0
     spending: str = "pocock"         # see spent()
 
@@ -198,35 +244,30 @@ class Race:
             self._retire(alive, round_no)
             alive = self.survivors
         if not alive:               # every candidate still running failed
-            self.stopped = NONE
+            self.stopped = StopReason.NONE_LEFT
         elif len(alive) == 1:
-            self.stopped = GOOD if self.retired else WINNER
+            self.stopped = StopReason.LEADER_WITHIN_DELTA if self.retired else StopReason.WINNER
         if not self.stopped and round_no >= self.max_rounds:
-            self.stopped = BUDGET
+            self.stopped = StopReason.BUDGET
         return out
 
     def stop_for_budget(self) -> None:
-        self.stopped = self.stopped or BUDGET
+        self.stopped = self.stopped or StopReason.BUDGET
 
     def stop_for_noise(self) -> None:
-        self.stopped = self.stopped or NOISE
+        self.stopped = self.stopped or StopReason.NOISE
 
     def leader(self, alive: list[str] | None = None) -> str:
-        alive = alive or self.survivors
-        rounds = self.common_rounds(alive)
-        sign = 1 if self.better == "higher" else -1
-        means = {lv: sign * np.mean(np.log([self.values[lv][r] for r in rounds]))
-                 if rounds and self._positive(lv, rounds) else -math.inf for lv in alive}
-        return max(alive, key=lambda lv: (means[lv], -alive.index(lv)))
+        """The leader of `alive` (the survivors): see leader()."""
+        return leader(self.values, alive or self.survivors, self.better)
 
     def common_rounds(self, labels: list[str]) -> list[int]:
-        sets = [set(self.values.get(lv, {})) for lv in labels]
-        return sorted(set.intersection(*sets)) if sets else []
+        return common_rounds(self.values, labels)
 
     def _positive(self, lv: str, rounds: list[int]) -> bool:
         return all(self.values[lv][r] > 0 for r in rounds)
 
-    def pair(self, leader: str, other: str) -> dict:
+    def pair(self, leader: str, other: str) -> PairTest:
         rounds = self.common_rounds([leader, other])
         a = np.array([self.values[leader][r] for r in rounds])
         b = np.array([self.values[other][r] for r in rounds])
@@ -249,16 +290,16 @@ class Race:
             return []
         tests = [self.pair(a, b) for a, b in pairs]
         level = self.level(round_no)
-        p_holm = holm([t["p"] for t in tests])
+        p_holm = holm([t.p for t in tests])
         lead = self.leader(alive)
         losers: dict[str, tuple] = {}
         for (a, b), t, ph in zip(pairs, tests, p_holm):
-            if not ph < level or not math.isfinite(t["ratio"]) or t["ratio"] == 1:
+            if not ph < level or not math.isfinite(t.ratio) or t.ratio == 1:
                 continue
-            b_better = (t["ratio"] > 1) == (self.better == "higher")
+            b_better = (t.ratio > 1) == (self.better == "higher")
             loser, winner = (a, b) if b_better else (b, a)
-            ratio = t["ratio"] if loser == b else 1 / t["ratio"]
-            lo, hi = t["ratio_ci_lo"], t["ratio_ci_hi"]
+            ratio = t.ratio if loser == b else 1 / t.ratio
+            lo, hi = t.ratio_ci_lo, t.ratio_ci_hi
             ci = (lo, hi) if loser == b else (1 / hi if hi else math.nan, 1 / lo if lo else math.nan)
             # said against the strongest evidence: the smallest p of its lost pairs
             if loser not in losers or ph < losers[loser][3]:
@@ -267,7 +308,7 @@ class Race:
         for lv, (winner, ratio, ci, ph, t) in losers.items():
             if lv == lead:      # cannot happen with consistent estimates; never drop the leader
                 continue
-            e = Elimination(lv, round_no, winner, ratio, ci, t["p"], float(ph), t["test"], level)
+            e = Elimination(lv, round_no, winner, ratio, ci, t.p, float(ph), t.test, level)
             self.eliminated[lv] = e
             out.append(e)
         return out
@@ -298,10 +339,10 @@ class Race:
                 bounded[lv] = better
             equivalent &= worse > 1 - self.delta if up else worse < 1 + self.delta
         if not self.retired and len(bounded) == len(alive) - 1 and equivalent:
-            self.stopped = TIE
+            self.stopped = StopReason.TIE
             return
         for lv, better in bounded.items():
-            self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv)["ratio"]),
+            self.retired[lv] = Retirement(lv, round_no, lead, float(self.pair(lead, lv).ratio),
                                           better, level, self.delta, self.better)
 
     def ratio_bounds(self, lead: str, other: str, level: float) -> tuple[float, float]:
@@ -311,8 +352,7 @@ class Race:
         rounds = self.common_rounds([lead, other])
         if len(rounds) < self.min_rounds or not (self._positive(lead, rounds) and self._positive(other, rounds)):
             return math.nan, math.nan
-        d = np.log([self.values[other][r] for r in rounds]) - np.log([self.values[lead][r] for r in rounds])
-        se = np.std(d, ddof=1) / math.sqrt(len(d))
-        t = stats.t.ppf(1 - level, len(d) - 1)
-        lo, hi = math.exp(d.mean() - t * se), math.exp(d.mean() + t * se)
+        t = PairedT.of_log_ratios([self.values[lead][r] for r in rounds],
+                                  [self.values[other][r] for r in rounds])
+        lo, hi = (math.exp(x) for x in t.one_sided_bounds(level))
         return (lo, hi) if self.better == "higher" else (hi, lo)

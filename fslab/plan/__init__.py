@@ -185,6 +185,13 @@ class Plan(BaseModel):
         study = self.run.study_iterations if not self.profile.scaled else None
         return self.run.iterations or study or self.profile.iterations
 
+    @property
+    def race(self) -> DecideSection:
+        """The [decide] table of a decide's plan (a plan without one races nothing)."""
+        if self.decide is None:
+            raise ValueError("not a decide's plan: it has no [decide] table")
+        return self.decide
+
     def check_unique_variants(self) -> None:
         seen = set()
         for fs in self.filesystem:

@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Hashable
 
 import pandas as pd
 
@@ -24,6 +25,8 @@ from fslab.analysis import analyze
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.format import human
 from fslab.store.environment import RunEnvironment
+from fslab.analysis import Analysis
+from fslab.store import Store
 
 INPUT = 2        # exit code of a mistaken input (fslab.run.validate.CODE)
 SLOWER = 1       # exit code of --fail-if-slower when B is slower
@@ -36,7 +39,7 @@ SPEED_UNITS = {"ops/s", "B/s", "bytes/s", "s", "ms", "us", "ns"}
 @dataclass
 class Side:
     """One of the two runs: where it is stored and the name its column gets."""
-    store: object
+    store: Store
     run: dict
     label: str = ""
     host: str | None = None     # the one host it measured on, when it compares hosts
@@ -109,7 +112,7 @@ def _hosts(side: Side) -> set[str]:
 
 
 def _labels(a: Side, b: Side, by_host: bool) -> tuple[str, str]:
-    if by_host and a.host != b.host:
+    if by_host and a.host != b.host and a.host is not None and b.host is not None:
         return a.host, b.host
     la, lb = a.run["run_id"], b.run["run_id"]
     if la == lb:        # the same run id in two stores (a copied store)
@@ -117,7 +120,7 @@ def _labels(a: Side, b: Side, by_host: bool) -> tuple[str, str]:
     return la, lb
 
 
-def _only_in(analysis, la: str, lb: str) -> dict[str, int]:
+def _only_in(analysis: Analysis, la: str, lb: str) -> dict[str, int]:
     """How many ranked groups only one of the runs measured (left out of the comparison)."""
     s = analysis.summary[analysis.summary["better"].notna()]
     levels = s.groupby(analysis.keys, dropna=False)["level"].agg(frozenset)
@@ -125,7 +128,7 @@ def _only_in(analysis, la: str, lb: str) -> dict[str, int]:
             if any(ls == frozenset([lv]) for ls in levels)}
 
 
-def comparison_rows(analysis, la: str, lb: str) -> pd.DataFrame:
+def comparison_rows(analysis: Analysis, la: str, lb: str) -> pd.DataFrame:
     """One row per ranked group both runs measured: the medians, the change B/A - 1 in %
     with its interval, p, whether it is significant, and the hyperfine-style factor."""
     # here, not at the top: pandas and scipy load only when this runs
@@ -234,7 +237,7 @@ class Gate:
     def failed(self) -> bool:
         return not self.slower.empty
 
-    def cell(self, index) -> str:
+    def cell(self, index: Hashable) -> str:
         """The table's gate column: '' for a row the gate did not test, else its Holm p and
         whether it failed the gate."""
         if index not in self.p_gate:
@@ -346,7 +349,7 @@ def environment_notes(a: Side, b: Side, by_host: bool) -> list[str]:
     return notes
 
 
-def _short(v) -> str:
+def _short(v: object) -> str:
     if isinstance(v, dict):
         return ",".join(f"{k}={x}" for k, x in v.items() if x not in (None, ""))
     return str(v)
@@ -394,7 +397,7 @@ def _flatten(d: dict, prefix: str = "") -> dict[str, str]:
     return out
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     return ",".join(map(str, v)) if isinstance(v, list) else str(v)
 
 

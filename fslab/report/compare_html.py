@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import AbstractSet
 
 from markupsafe import Markup, escape
 from fslab.report.options import html_table
+from fslab.report.compare import Compared, Gate
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:96em;color:#222}
@@ -21,7 +23,7 @@ text-align:left;vertical-align:middle}td.n{text-align:right;white-space:nowrap}t
 WIDTH, HEIGHT = 220, 18
 
 
-def render(c, notes: list[str], verdict, path: Path) -> None:
+def render(c: Compared, notes: list[str], verdict: Gate | None, path: Path) -> None:
     # here, not at the top: pandas and scipy load only when this runs
     from fslab.report import compare as cmp
     la, lb = c.a.label, c.b.label
@@ -65,7 +67,7 @@ def render(c, notes: list[str], verdict, path: Path) -> None:
     path.write_text("\n".join(str(p) for p in parts))
 
 
-def _runs_table(c) -> str:
+def _runs_table(c: Compared) -> str:
     rows = []
     for side, role in ((c.a, "A (baseline)"), (c.b, "B")):
         env = side.environment
@@ -78,7 +80,8 @@ def _runs_table(c) -> str:
     return _table(header, rows)
 
 
-def _table(header, rows, classes=None, numeric=frozenset(), nowrap=frozenset()) -> str:
+def _table(header: list[str], rows: list[list[str]], classes: list[str] | None = None,
+           numeric: AbstractSet[int] = frozenset(), nowrap: AbstractSet[int] = frozenset()) -> str:
     out = ["<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
     for i, row in enumerate(rows):
         cls = f" class='{classes[i]}'" if classes and classes[i] else ""

@@ -1,6 +1,8 @@
 """Markdown, CSV, Parquet and JSON outputs of one analysis."""
 from __future__ import annotations
 
+from fslab.analysis import Analysis
+
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +20,8 @@ from fslab.report.headline import headline, memory_bound, memory_applies, memory
 from fslab.metrics import label as metric_label
 from fslab.results.provenance import measured_where
 from fslab.report.options import markdown as options_markdown
-from fslab.decide.decision import stored_decisions as decisions, text
+from fslab.decide.decision import text
+from fslab.decide.result import stored_decisions as decisions
 
 
 def tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
@@ -67,12 +70,13 @@ def write_json(loaded: Loaded, path: Path) -> None:
            "failed_units": loaded.failed_units,
            "adaptive": env.adaptive,
            "claims": claims_json(run, loaded.records),
-           "decisions": decisions(loaded.runs),
+           # each as it was stored (a decision of an older fslab in its own version's JSON)
+           "decisions": [d.to_json(d.stored_version) for d in decisions(loaded.runs)],
            "records": json.loads(loaded.records.to_json(orient="records"))}
     path.write_text(json.dumps(doc, indent=1, default=_plain))
 
 
-def _plain(x):
+def _plain(x: object) -> object:
     """numpy scalars and NaN-free floats for JSON."""
     import numpy as np
     if isinstance(x, np.generic):
@@ -85,7 +89,7 @@ def _checked(check: dict | None) -> bool | None:
     return None if check is None else not check["unchecked"]
 
 
-def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
+def verdicts_json(a: Analysis, memory: dict, checks: dict | None = None) -> list[dict]:
     """One entry per ranked (workload, metric): how it is shown (tiers, letters or one
     group), the levels best first with median, ratio to the best and its interval (with
     that interval's confidence), tier or letters, and every pair with its test (raw
@@ -93,7 +97,7 @@ def verdicts_json(a, memory: dict, checks: dict | None = None) -> list[dict]:
     device counters (`checks`: tables.memory_checks)."""
     import math
 
-    def num(x):
+    def num(x: float | None) -> float | None:
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
     out = []
@@ -137,7 +141,7 @@ def markdown(loaded: Loaded) -> str:
     answer = headline_text(headline(a, loaded.records))
     if answer:
         for dec in decisions(loaded.runs):
-            lines += [f"## Decision (fslab decide, run {dec['run']})", "", "```"] + text(dec) + ["```", ""]
+            lines += [f"## Decision (fslab decide, run {dec.run})", "", "```"] + text(dec) + ["```", ""]
         lines += ["## Answer", "", f"Best first per workload; {LEGEND}.", ""] + \
                  [f"- {x}" for x in answer] + [""]
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)

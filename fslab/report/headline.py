@@ -2,6 +2,8 @@
 with a warning where the device saw only a fraction of the bytes (served from memory)."""
 from __future__ import annotations
 
+from typing import Callable
+
 import math
 
 import orjson
@@ -98,7 +100,7 @@ def _series(ident: dict) -> tuple[tuple, float | None]:
     return key, (float(step) if isinstance(step, (int, float)) else None)
 
 
-def _last_steps(idents: list[dict]):
+def _last_steps(idents: list[dict]) -> Callable[[dict], bool]:
     """A test for the workloads the answer shows: of a series of steps (aging after 0, 25, ...
     pulls), only the last: the earlier steps are the way there, in the details."""
     final: dict[tuple, float] = {}

@@ -7,6 +7,10 @@ in the per-host table but never ranked against a host.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
+from fslab.store import Store
+
 import math
 
 import orjson
@@ -57,7 +61,7 @@ def sentence(r: dict) -> str:
     return f"{r['other']} vs {r['baseline']} on {fs}, {r['suite']}:{r['case']} {r['metric']}: {said}"
 
 
-def host_table(records: pd.DataFrame, metric_pick=THROUGHPUT) -> Table:
+def host_table(records: pd.DataFrame, metric_pick: Iterable[str] = THROUGHPUT) -> Table:
     """Per (fs variant, case): each host's median (min–max) of the first headline metric."""
     hosts = host_order(records)
     if AGGREGATE_HOST in set(records["host"]):
@@ -95,7 +99,7 @@ def print_host_comparison(records: pd.DataFrame, console: Console,
         console.print(f"  {escape(s)}")
 
 
-def print_host_summary(store, run_id: str, console: Console) -> None:
+def print_host_summary(store: Store, run_id: str, console: Console) -> None:
     records = store.records(run_id)
     failed = [u for u in store.units(run_id) if u["status"] == "failed"]
     if records.empty:

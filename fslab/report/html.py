@@ -16,6 +16,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any, Iterable
 
 import orjson
 import pandas as pd
@@ -23,13 +24,16 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from fslab.metrics import label as metric_label
-from fslab.decide.decision import cells, narrative, stored_decisions, tail, verdict_line
+from fslab.decide.decision import cells, narrative, tail, verdict_line
+from fslab.decide.result import Decision, stored_decisions
 from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
                                   sections_for)
 from fslab.metrics.format import human, human_spread
 from fslab.results.load import Loaded
+from fslab.analysis import Analysis
+from fslab.report.figures import Section
 from fslab.store.environment import RunEnvironment
 from fslab.report.svgplot import dot_interval
 from fslab.report.plots import described_metrics, medians_and_points, residual_qq
@@ -101,45 +105,45 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
 def _final_stage(runs: list[dict]) -> set[str] | None:
     """A staged decide's last-stage candidates: the decision figures show those alone (not
     35 candidates of two stages, on different rounds, under one 'ratio to the best')."""
-    finals = {r["label"] for d in stored_decisions(runs) if len(d.get("stages") or []) > 1
-              for r in d["candidates"]}
+    finals = {r.label for d in stored_decisions(runs) if len(d.stages) > 1
+              for r in d.candidates}
     return finals or None
 
 
-def _decide_view(dec: dict) -> dict:
+def _decide_view(dec: Decision) -> dict:
     """A decide's decision, as the terminal says it: the verdict and what it took, the
-    candidates' ratios to the winner drawn with their intervals, the table, what to type."""
-    winner = dec["winner"]
-    amp = any(r.get("write_amplification") is not None for r in dec["candidates"])
+    candidates' ratios to the leader drawn with their intervals, the table, what to type."""
+    leader = dec.leader
+    amp = any(r.write_amplification is not None for r in dec.candidates)
     rows, dots = [], []
-    for r in dec["candidates"]:
-        c = cells(r, winner)
-        row = {"candidate": r["label"], "options": r.get("options") or "defaults",
-               "ratio to winner (95% CI)": c["ratio"], "P(best)": c["p_best"],
-               "expected loss": c["expected_loss"]}
+    for r in dec.candidates:
+        c = cells(r, leader)
+        row = {"candidate": r.label, "options": r.options or "defaults",
+               "ratio to winner (95% CI)": c.ratio, "P(best)": c.p_best,
+               "expected loss": c.expected_loss}
         if amp:
-            row["write ampl."] = c["write_amplification"]
-        rows.append({**row, "status": c["status"]})
-        if r["ratio"] is not None:
-            lo, hi = r["ratio_ci"] if r["label"] != winner else (None, None)
-            gone = r["eliminated_round"] is not None
-            dots.append({"label": r["label"], "value": r["ratio"], "lo": lo, "hi": hi,
+            row["write ampl."] = c.write_amplification
+        rows.append({**row, "status": c.status})
+        if r.ratio is not None:
+            lo, hi = r.ratio_ci if r.label != leader else (None, None)
+            gone = r.eliminated_round is not None
+            dots.append({"label": r.label, "value": r.ratio, "lo": lo, "hi": hi,
                          "color": "#5b6b7a" if gone else "#176b2c",
-                         "note": f"P(best) {c['p_best']}" + (
-                             f" · eliminated r{r['eliminated_round']}" if gone else
-                             f" · retired r{r['retired_round']}" if r.get("retired_round") else
-                             " · winner" if r["label"] == winner and dec["verdict"] == "winner" else
-                             " · leader" if r["label"] == winner else "")})
-    arrow = "higher is better" if dec["better"] == "higher" else "lower is better"
-    chart = dot_interval(dots, f"{dec['metric']} ({arrow}): ratio to {winner}",
+                         "note": f"P(best) {c.p_best}" + (
+                             f" · eliminated r{r.eliminated_round}" if gone else
+                             f" · retired r{r.retired_round}" if r.retired_round else
+                             " · winner" if r.label == dec.winner else
+                             " · leader" if r.label == leader else "")})
+    arrow = "higher is better" if dec.better == "higher" else "lower is better"
+    chart = dot_interval(dots, f"{dec.metric} ({arrow}): ratio to {leader}",
                          "ratio to the winner (×)", log=False, reference=1.0, width=760,
-                         tick_format=lambda v: f"{v:g}×") if winner and len(dots) > 1 else ""
+                         tick_format=lambda v: f"{v:g}×") if leader and len(dots) > 1 else ""
     head, commands, after = _decide_parts(dec)
-    return {"run": dec["run"], "head": head, "commands": commands, "lines": after,
+    return {"run": dec.run, "head": head, "commands": commands, "lines": after,
             "chart": Markup(chart), "table": _table(pd.DataFrame(rows))}
 
 
-def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
+def _decide_parts(dec: Decision) -> tuple[str, list[str], list[str]]:
     """The decision's own lines (decide's text builders), ordered for a reader: the
     decision line, what to type (with its own heading line), then everything else, which
     the page folds: each stage's line and why, the rounds it took, what was traded, what
@@ -150,20 +154,20 @@ def _decide_parts(dec: dict) -> tuple[str, list[str], list[str]]:
     lines = tail(dec)
     i = 0
     while i < len(lines):
-        if dec.get("commands") and lines[i].startswith(("to apply it", "best guess")):
-            commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec["commands"])]]
-            i += 1 + len(dec["commands"])
+        if dec.commands and lines[i].startswith(("to apply it", "best guess")):
+            commands = [lines[i].strip()] + [c.strip() for c in lines[i + 1:i + 1 + len(dec.commands)]]
+            i += 1 + len(dec.commands)
             continue
         rest.append(lines[i].strip())
         i += 1
     return decided, commands, story + rest
 
 
-def _table(df: pd.DataFrame) -> dict:
+def _table(df: pd.DataFrame) -> dict | None:
     return {"columns": list(df.columns), "rows": df.to_dict("records")} if not df.empty else None
 
 
-def _labelled(df: pd.DataFrame, a) -> pd.DataFrame:
+def _labelled(df: pd.DataFrame, a: Analysis) -> pd.DataFrame:
     if df.empty:
         return df
     show_host = "host" in a.keys and a.data["host"].nunique() > 1
@@ -183,7 +187,7 @@ def _metric_named(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _readable_verdicts(a) -> pd.DataFrame:
+def _readable_verdicts(a: Analysis) -> pd.DataFrame:
     """The flat verdict table (every metric of every workload, ranked or not), kept as a
     reference appendix: the verdicts themselves are said once per workload above it."""
     t = verdict_table(a)
@@ -197,7 +201,7 @@ def _run_view(run: dict) -> dict:
                                              option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()}
 
 
-def _sections(found) -> list[dict]:
+def _sections(found: list[Section]) -> list[dict]:
     return [{"title": x.title, "html": Markup(x.html), "caption": x.caption} for x in found]
 
 
@@ -251,7 +255,7 @@ def _suites(loaded: Loaded, results_root: Path | None = None) -> list[dict]:
     return out
 
 
-def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
+def _tier_groups(a: Analysis, where: list[str]) -> dict[tuple, list[dict]]:
     """The ranked groups (fslab.analysis.tiers rows) of each workload."""
     if a.tiers.empty:
         return {}
@@ -259,7 +263,7 @@ def _tier_groups(a, where: list[str]) -> dict[tuple, list[dict]]:
             for k, g in sharpen(a).groupby(where, sort=True, dropna=False)}
 
 
-def _main_metrics(a, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:
+def _main_metrics(a: Analysis, s: pd.DataFrame, ident: dict) -> list[tuple[str, str]]:
     """The metrics a workload is ranked on, its answer's first, then the other ranked
     headline metrics (not a distribution's tails; fio's total latency `lat` repeats
     `clat` plus a submission time of nanoseconds, so it joins the details)."""
@@ -288,22 +292,22 @@ def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
     return [{**v, "metrics": ", ".join(v["metrics"])} for v in lines.values()]
 
 
-def _level_table(a, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
+def _level_table(a: Analysis, s: pd.DataFrame, metrics: list[tuple[str, str]]) -> pd.DataFrame:
     """One row per metric: each filesystem's median with the order-statistic 95% interval
     the verdict table prints (where n allows one)."""
     if not metrics:
         return pd.DataFrame()
     slim = s[s["metric"].isin([m for m, _ in metrics])][
         ["metric", "unit", "level", "better", "median", "median_ci_lo", "median_ci_hi", "n"]]
-    by = {}
+    by: dict[tuple[str, str], list[Any]] = {}
     for r in slim.itertuples(index=False):
         by.setdefault((r.metric, r.unit), []).append(r)
     rows = []
     for metric, unit in metrics:
         g = by.get((metric, unit), [])
         better = g[0].better if g else None
-        row = {"metric": metric_label(metric),
-               "": {"higher": "↑", "lower": "↓"}.get(better, "not ranked")}
+        row: dict[str, Any] = {"metric": metric_label(metric),
+                               "": {"higher": "↑", "lower": "↓"}.get(str(better), "not ranked")}
         for lv in g:
             lo, hi = lv.median_ci_lo, lv.median_ci_hi
             row[lv.level] = (human_spread(lv.median, lo, hi, unit)
@@ -338,16 +342,17 @@ def _metric_rows(s: pd.DataFrame) -> pd.DataFrame:
     return rows.rename(columns={**_SUMMARY_COLS, "better": "ranked"})
 
 
-def _iterations(a) -> dict | None:
+def _iterations(a: Analysis) -> dict | None:
     wide = a.per_iteration()
     if len(wide) > MAX_ITERATION_ROWS:
         return {"too_many": len(wide)}
     return _table(wide.rename(columns=_column_labels(wide.columns)))
 
 
-def _column_labels(columns) -> dict[str, str]:
+def _column_labels(columns: Iterable[str]) -> dict[str, str]:
     """'read_iops [ops/s]' -> 'read IOPS [ops/s]' (the key where two labels would clash)."""
-    out, used = {}, {}
+    out: dict[str, str] = {}
+    used: dict[str, list[str]] = {}
     for c in columns:
         key, sep, unit = str(c).partition(" [")
         if not sep:

@@ -9,6 +9,10 @@ A variant whose options differ between the runs shown gets a column per run.
 """
 from __future__ import annotations
 
+from rich.console import Console
+
+from fslab.plan import FilesystemSpec, Plan
+
 from typing import Any
 
 from fslab.store.environment import RunEnvironment
@@ -18,7 +22,7 @@ ROWS = (("mkfs", "mkfs options"), ("mount", "mount options"), ("properties", "ZF
         ("pool_properties", "zpool properties"), ("in_effect", "in effect (read back)"))
 
 
-def spec_options(spec) -> dict[str, str]:
+def spec_options(spec: FilesystemSpec) -> dict[str, str]:
     """What a plan's [[filesystem]] asks, as text per row ('' = nothing asked)."""
     return {"mkfs": " ".join(spec.mkfs_options),
             "mount": ",".join(spec.mount_options),
@@ -26,7 +30,7 @@ def spec_options(spec) -> dict[str, str]:
             "pool_properties": " ".join(f"{k}={v}" for k, v in spec.pool_properties.items())}
 
 
-def plan_columns(plan) -> list[tuple[str, dict[str, str]]]:
+def plan_columns(plan: Plan) -> list[tuple[str, dict[str, str]]]:
     """(label, options) per variant of a plan, nothing read back (the dry run)."""
     return [(f.label, spec_options(f)) for f in plan.filesystem]
 
@@ -100,7 +104,8 @@ def table(columns: list[tuple[str, dict[str, str]]]) -> tuple[list[str], list[li
     return header, rows
 
 
-def print_table(columns, console, title: str = "Options per filesystem") -> None:
+def print_table(columns: list[tuple[str, dict[str, str]]], console: Console,
+                title: str = "Options per filesystem") -> None:
     if not columns:
         return
     from rich.markup import escape
@@ -114,7 +119,7 @@ def print_table(columns, console, title: str = "Options per filesystem") -> None
     console.print(t)
 
 
-def print_runs(runs: list[dict], console) -> None:
+def print_runs(runs: list[dict], console: Console) -> None:
     """The table of these runs' variants, and a warning for a variant whose options differ
     between them (its numbers then measure the option change too)."""
     print_table(run_columns(runs), console)

@@ -2,6 +2,8 @@
 unique per figure so many SVGs can live in one page without clashing."""
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 import io
 import itertools
@@ -17,7 +19,7 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 
 
 @functools.cache
-def pyplot():
+def pyplot() -> Any:
     """matplotlib.pyplot, configured for small inline SVG, imported on first use."""
     import matplotlib
     matplotlib.use("Agg")
@@ -34,7 +36,7 @@ def colors(levels: list[str]) -> dict[str, str]:
     return {lv: PALETTE[i % len(PALETTE)] for i, lv in enumerate(levels)}
 
 
-def to_svg(fig) -> str:
+def to_svg(fig: Any) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     pyplot().close(fig)
@@ -45,7 +47,7 @@ def to_svg(fig) -> str:
     return _ID.sub(lambda m: m.group(1) + prefix + m.group(2), text)
 
 
-def figure(ncols: int = 1, nrows: int = 1, width: float = 2.6, height: float = 2.2):
+def figure(ncols: int = 1, nrows: int = 1, width: float = 2.6, height: float = 2.2) -> Any:
     """A grid of panels with fixed margins (automatic layout costs more than drawing)."""
     fig, axes = pyplot().subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
                              gridspec_kw={"left": 0.55 / (width * ncols) * 1.6,

@@ -7,6 +7,8 @@ every text is escaped. Study figures with richer needs keep using matplotlib (sv
 """
 from __future__ import annotations
 
+from typing import Callable, Iterable, Sequence, TypeGuard
+
 import math
 
 from markupsafe import escape
@@ -19,7 +21,7 @@ def _f(v: float) -> str:
     return f"{v:.1f}"
 
 
-def css(color) -> str:
+def css(color: str | Sequence[float]) -> str:
     """A colour as SVG takes it: names and '#rrggbb' as they are, RGB(A) tuples as hex."""
     if isinstance(color, str):
         return color
@@ -60,7 +62,7 @@ class Panel:
         self.parts: list[str] = []
         self.xlim, self.ylim, self.log, self.xlog = (0.0, 1.0), (0.0, 1.0), False, False
 
-    def limits(self, xlim: tuple[float, float], values, log: bool = False, zero: bool = False,
+    def limits(self, xlim: tuple[float, float], values: Iterable[float], log: bool = False, zero: bool = False,
                xlog: bool = False) -> None:
         """x range as given (xlog: in decades, log10 of the data); y range covering `values`
         (and 0 for bars) with a 5% margin (log: a 5% margin in decades), like matplotlib's
@@ -83,7 +85,7 @@ class Panel:
         v = math.log10(v) if self.xlog else v
         return self.left + (v - a) / (b - a) * self.w
 
-    def polyline(self, xs, ys, color: str = "black", width: float = 1.0, opacity: float = 1.0) -> None:
+    def polyline(self, xs: Iterable[float], ys: Iterable[float], color: str = "black", width: float = 1.0, opacity: float = 1.0) -> None:
         """A line through the points (non-finite ones skipped), as one path."""
         pts = [(self.x(x), self.y(y)) for x, y in zip(xs, ys)
                if math.isfinite(x) and math.isfinite(y) and (x > 0 or not self.xlog)
@@ -113,7 +115,7 @@ class Panel:
         self.parts.append(f'<line x1="{_f(self.x(x0))}" y1="{_f(self.y(y0))}" x2="{_f(self.x(x1))}" '
                           f'y2="{_f(self.y(y1))}" stroke="{css(color)}" stroke-width="{width}"/>')
 
-    def dots(self, xs, ys, color: str = "black", r: float = 1.6, ring: bool = False) -> None:
+    def dots(self, xs: Iterable[float], ys: Iterable[float], color: str = "black", r: float = 1.6, ring: bool = False) -> None:
         style = f'fill="none" stroke="{css(color)}"' if ring else f'fill="{css(color)}"'
         self.parts.extend(f'<circle cx="{_f(self.x(x))}" cy="{_f(self.y(y))}" r="{r}" {style}/>'
                           for x, y in zip(xs, ys) if math.isfinite(y))
@@ -200,7 +202,7 @@ class Grid:
                 f'viewBox="0 0 {_f(w)} {_f(h)}" {FONT}>{body}</svg>')
 
 
-def box_stats(values) -> dict:
+def box_stats(values: Iterable[float]) -> dict:
     """Quartiles and 1.5 IQR whiskers as matplotlib's boxplot computes them."""
     import numpy as np
     v = np.asarray(values, dtype=float)
@@ -213,7 +215,7 @@ def box_stats(values) -> dict:
 
 
 def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: float | None = 1.0,
-                 width: float = 560, tick_format=None) -> str:
+                 width: float = 560, tick_format: Callable[[float], str] | None = None) -> str:
     """A forest plot: one row per item (top to bottom), a dot at `value` with a horizontal
     whisker from `lo` to `hi` where both are finite, the row's `label` on the left and its
     `note` on the right; a dashed line at `reference`. rows: dicts with label, value, lo,
@@ -261,7 +263,9 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
         panel.text(left - 8, cy + 4, r["label"], 10, "end")
         panel.text(left + plot_w + 10, cy + 4, r.get("note", ""), 9, "start")
         lo_v, hi_v, v = r.get("lo"), r.get("hi"), r["value"]
-        ok = lambda x: isinstance(x, (int, float)) and math.isfinite(x) and (x > 0 or not log)
+
+        def ok(x: object) -> TypeGuard[float]:
+            return isinstance(x, (int, float)) and math.isfinite(x) and (x > 0 or not log)
         color = css(r.get("color", "black"))
         if ok(lo_v) and ok(hi_v) and hi_v > lo_v:
             x0, x1 = panel.x(lo_v), panel.x(hi_v)

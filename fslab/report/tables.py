@@ -1,6 +1,8 @@
 """Display tables built from an Analysis: shared by the terminal, Markdown and HTML."""
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import pandas as pd
 
 from fslab.analysis import Analysis
@@ -15,7 +17,7 @@ from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.analysis.groups import FS_FACTOR, level_labels
 
 
-def workload_label(row, show_host: bool = False) -> str:
+def workload_label(row: Mapping[str, Any], show_host: bool = False) -> str:
     """'fio:randwrite', plus params when a case has any ('bs=4k'), and the host when
     the analysis spans several."""
     label = f"{row['suite']}:{row['case']}"
@@ -111,7 +113,7 @@ def pairs_table(a: Analysis) -> pd.DataFrame:
 TOO_FEW_TO_CHECK = "too few values to check"
 
 
-def assumption_checks(a: Analysis, too_few=TOO_FEW_TO_CHECK) -> pd.DataFrame:
+def assumption_checks(a: Analysis, too_few: str | None = TOO_FEW_TO_CHECK) -> pd.DataFrame:
     """The omnibus table, with Shapiro-Wilk's and Levene's p-values replaced by `too_few`
     where a level of a ranked metric has fewer than MIN_N_TO_CHECK values: at n=2 Levene says "variances
     differ" whatever the values, at n=3 "hold" for SDs of 1 and 245 (fslab/analysis/omnibus.py)."""

@@ -1,6 +1,8 @@
 """The Rich verdict table shown after `fslab run` and by `fslab report` without options."""
 from __future__ import annotations
 
+import pandas as pd
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -12,11 +14,14 @@ from fslab.report.baseline import print_baseline
 from fslab.report.tables import (adaptive_rounds, footnotes, memory_checks, memory_unchecked_text,
                                  verdict_table)
 from fslab.results.load import load
+from fslab.results.load import Loaded
+from fslab.store import Store
 from fslab.fio.cachepolicy import describe_run
 from fslab.report.headline import headline, headline_text
 from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import print_runs as print_options
-from fslab.decide.decision import stored_decisions as decisions, text
+from fslab.decide.decision import text
+from fslab.decide.result import stored_decisions as decisions
 
 
 # In a terminal, a workload that has these metrics shows only them (the HTML and
@@ -29,7 +34,7 @@ def _metric_name(label: str) -> str:
     return label.split(" [", 1)[0]
 
 
-def terminal_rows(df):
+def terminal_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Ranked metrics only; for workloads with headline metrics, just those."""
     df = df[df["direction"] != ""]
     names = df["metric_key"]
@@ -80,7 +85,7 @@ def print_analysis(analysis: Analysis, title: str, console: Console, hint_run: s
                       f"{escape(where)}[/dim]")
 
 
-def print_verdicts(store, run_ids: list[str], console: Console) -> None:
+def print_verdicts(store: Store, run_ids: list[str], console: Console) -> None:
     """Print the verdict table of these runs (compares filesystem variants)."""
     loaded = load(store, run_ids, regression=False)
     ids = ", ".join(r["run_id"] for r in loaded.runs)
@@ -89,7 +94,7 @@ def print_verdicts(store, run_ids: list[str], console: Console) -> None:
     print_measurement_notes(loaded, console)
 
 
-def print_measurement_notes(loaded, console: Console) -> None:
+def print_measurement_notes(loaded: Loaded, console: Console) -> None:
     """What the cache policy did on each filesystem, and throughput as % of the raw device."""
     for env in loaded.environments.values():
         for line in describe_run(env):
@@ -115,7 +120,7 @@ def print_adaptive(run: dict, console: Console, name_run: bool = False) -> None:
         console.print(f"[dim]note: {escape(view['caveat'])}[/dim]")
 
 
-def print_answer(loaded, console: Console) -> None:
+def print_answer(loaded: Loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
     print_options(loaded.runs, console)
@@ -128,7 +133,7 @@ def print_answer(loaded, console: Console) -> None:
         for line in lines:
             console.print(f"  {escape(line)}")
     for dec in decisions(loaded.runs):     # a decide's race: its decision, as decide said it
-        console.print(f"[bold]Decision[/] (fslab decide, run {dec['run']})")
+        console.print(f"[bold]Decision[/] (fslab decide, run {dec.run})")
         for line in text(dec):
             console.print(escape(line), highlight=False)
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)

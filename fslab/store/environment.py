@@ -242,10 +242,108 @@ class RunEnvironment:
     # --- rounds ---------------------------------------------------------------------------
 
     @property
+    def decide(self) -> "DecideState":
+        """What `fslab decide` keeps of its race (empty for any other run)."""
+        return DecideState.of(_dict(self.data.get("decide")))
+
+    @property
     def adaptive(self) -> dict | None:
         """What adaptive rounds did (None when the run did not use them)."""
         value = self.data.get("adaptive")
         return value if isinstance(value, dict) else None
+
+
+# What a decide stored before it kept its --stages: it was a decide of one stage.
+STAGES_BEFORE_THE_KEY = 1
+# What a decide stored before it kept its --max-candidates: the CLI's default then and now.
+MAX_CANDIDATES_BEFORE_THE_KEY = 40
+
+
+@dataclass(frozen=True)
+class StoredStage:
+    """A later stage of a decide as it began (so --resume runs it as it was)."""
+    kind: str
+    first_round: int          # the last round of the stages before it (its rounds follow)
+    plan: str                 # the stage's plan TOML
+    probed: dict[str, dict]   # what the options probe read of its candidates
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "first_round": self.first_round, "plan": self.plan,
+                "probed": self.probed, "why": self.why}
+
+
+@dataclass(frozen=True)
+class DecideState:
+    """The environment's "decide" section: the decide's own settings (for --resume), each
+    later stage as it began, where a stage's race stopped for the budget or its noise (a
+    stage by the round before its first: 0 for the first), and the decision as stored (its
+    JSON: fslab.decide.result reads it). The keys are named here only; writers take the
+    patches below to Store.update_environment."""
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, section: Mapping[str, Any]) -> "DecideState":
+        return cls(section)
+
+    @property
+    def max_stages(self) -> int:
+        return int(self.data.get("max_stages") or STAGES_BEFORE_THE_KEY)
+
+    @property
+    def max_candidates(self) -> int:
+        return int(self.data.get("max_candidates") or MAX_CANDIDATES_BEFORE_THE_KEY)
+
+    @property
+    def stages(self) -> list[StoredStage]:
+        return [StoredStage(s["kind"], int(s["first_round"]), s["plan"],
+                            _dict(s.get("probed")), s.get("why", ""))
+                for s in self.data.get("stages") or []]
+
+    @property
+    def decision(self) -> dict | None:
+        """The decision's JSON as stored (None: the decide has not finished)."""
+        return _dict(self.data.get("decision")) or None
+
+    def budget_stop_after(self, first: int) -> int | None:
+        """The round after which the stage from `first` stopped for the --budget."""
+        value = self.data.get(_stop_key("budget", first))
+        return None if value is None else int(value)
+
+    def noise_stop_after(self, first: int) -> int | None:
+        """The round after which the stage from `first` stopped: too noisy for --delta."""
+        value = self.data.get(_stop_key("noise", first))
+        return None if value is None else int(value)
+
+    def noise_why(self, first: int) -> str:
+        return str(self.data.get(_stop_key("noise", first) + "_why") or "")
+
+    # --- what a decide writes (patches of Store.update_environment) ----------------------
+
+    @staticmethod
+    def settings_patch(max_stages: int, max_candidates: int) -> dict:
+        return {"decide": {"max_stages": max_stages, "max_candidates": max_candidates}}
+
+    @staticmethod
+    def budget_stop_patch(first: int, after: int) -> dict:
+        return {"decide": {_stop_key("budget", first): after}}
+
+    @staticmethod
+    def noise_stop_patch(first: int, after: int, why: str) -> dict:
+        return {"decide": {_stop_key("noise", first): after, _stop_key("noise", first) + "_why": why}}
+
+    @staticmethod
+    def stages_patch(stages: list[StoredStage]) -> dict:
+        return {"decide": {"stages": [s.to_json() for s in stages]}}
+
+    @staticmethod
+    def decision_patch(decision: dict) -> dict:
+        return {"decide": {"decision": decision}}
+
+
+def _stop_key(why: str, first: int) -> str:
+    """Where a stage's stop is kept (the first stage's key is the one-stage race's)."""
+    return f"{why}_stop_after" if not first else f"{why}_stop_after_{first}"
 
 
 def environments_of(runs: Iterable[Mapping[str, Any]]) -> dict[str, RunEnvironment]:

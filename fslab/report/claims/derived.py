@@ -69,7 +69,7 @@ def sides(derived: dict) -> list[Side]:
                  published.get(f"pair_{name}", "")) for name in ("writes", "reads")]
 
 
-def _row(study, claim, published, measured, verdict, why) -> dict:
+def _row(study: str, claim: str, published: str, measured: str, verdict: str, why: str) -> dict:
     return {"study": study, "claim": claim, "published": published, "measured": measured,
             "verdict": verdict, "why": why}
 
@@ -128,7 +128,7 @@ def _reach(samples: dict[str, pd.Series], reference: str, comparisons: int, with
     per = detectable(values, reference, others, ALPHA, comparisons)
     if len(per) < len(others) or not per:
         return Reach(math.nan, "", None)
-    worst = max(per, key=per.get)
+    worst = max(per, key=per.__getitem__)
     needed = next((n for n in range(3, MAX_ROUNDS + 1)
                    if max(detectable(values, reference, others, ALPHA, comparisons, n).values()) <= within),
                   None)
@@ -164,7 +164,7 @@ def _separated(samples: dict[str, pd.Series]) -> dict[frozenset, bool]:
         ps.append(pair_test(a.to_numpy(), b.to_numpy(), a.index.to_numpy(), b.index.to_numpy())["p"]
                   if len(a) >= 2 and len(b) >= 2 else math.nan)
     tested = [i for i, p in enumerate(ps) if not math.isnan(p)]
-    adjusted = holm([ps[i] for i in tested]) if tested else []
+    adjusted = holm([ps[i] for i in tested]) if tested else np.array([])
     out = {frozenset(pairs[i]): False for i in range(len(pairs))}
     for i, p in zip(tested, adjusted):
         out[frozenset(pairs[i])] = bool(p < ALPHA)
@@ -218,5 +218,5 @@ def _pair(study: str, side: Side, a: str, b: str, fio: pd.DataFrame, within: flo
     if worst is None:
         needed = [r.rounds_needed for r in reaches]
         worst = Reach(max(r.mde for r in reaches), f"{a} vs {b}",
-                      None if None in needed else max(needed))
+                      None if None in needed else max(n for n in needed if n is not None))
     return _absence(study, claim, side.published_pair, measured, why, worst, within)

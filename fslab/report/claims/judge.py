@@ -11,6 +11,7 @@ mkfs) have no sampling noise and are judged as numbers.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -50,10 +51,10 @@ def points(c: Claim, s: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     for k, v in wanted.items():
         if v == "max":
             values = {p[k]: _magnitude(p[k]) for p in parsed.values() if k in p}
-            values = {raw: m for raw, m in values.items() if m is not None}
-            if not values:
+            magnitude = {raw: m for raw, m in values.items() if m is not None}
+            if not magnitude:
                 raise Missing(f"no {k} sweep in this run")
-            wanted[k] = max(values, key=values.get)
+            wanted[k] = max(magnitude, key=magnitude.__getitem__)
     out: dict[str, list[str]] = {}
     for raw, p in parsed.items():
         if any(p.get(k) != v for k, v in wanted.items()):
@@ -80,7 +81,7 @@ def _magnitude(v: str) -> float | None:
         return None
 
 
-def _point_order(label: str):
+def _point_order(label: str) -> list[tuple[int, float, str]]:
     """Sweep points in numeric order of their values (numjobs=2 before numjobs=16)."""
     out = []
     for part in label.split(", "):
@@ -129,7 +130,7 @@ def constant(x: pd.Series) -> bool:
 def compare(c: Claim, where: str, a_name: str, a: pd.Series, b_name: str, b: pd.Series,
             unit: str) -> dict:
     """a vs b: medians, the test's p, the claimed-direction ratio and its interval."""
-    out = {"where": where, "a": a_name, "b": b_name, "n": (len(a), len(b)),
+    out: dict[str, Any] = {"where": where, "a": a_name, "b": b_name, "n": (len(a), len(b)),
            "med_a": float(a.median()), "med_b": float(b.median()), "unit": unit,
            "p": math.nan, "ratio": math.nan, "ci": (math.nan, math.nan), "exact": False,
            "smallest_p": 1.0, "test": "", "matched": False,
@@ -317,7 +318,7 @@ def _sizes(rows: list[dict], unit: str) -> str:
 
 
 def _cis(rows: list[dict], unit: str) -> str:
-    def one(r):
+    def one(r: dict) -> str:
         ci = _size_ci(r)
         if ci is None:
             return f"{number(r.get('size_value', r['ratio']))}{unit}, no interval (too few rounds)"

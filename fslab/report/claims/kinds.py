@@ -14,6 +14,9 @@ from fslab.report.claims.model import Claim
 from fslab.report.claims.stats import ALPHA, median_ci, tost
 from fslab.store.environment import RunEnvironment
 
+# the claim's rows, per where it is judged ("" when it is judged once)
+Groups = list[tuple[str, pd.DataFrame]]
+
 
 def judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment | dict) -> dict:
     """The claim's row: {study, claim, published, measured, verdict, why}."""
@@ -70,7 +73,7 @@ def _unit(g: pd.DataFrame, c: Claim) -> str:
     return f"{unit} per CPU %" if c.per else unit
 
 
-def order(c: Claim, groups, _s) -> tuple[str, str, str]:
+def order(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
     rows = []
     for where, g in groups:
         unit = _unit(g, c)
@@ -85,18 +88,19 @@ def order(c: Claim, groups, _s) -> tuple[str, str, str]:
     return verdict, why, "; ".join(measured_pair(r) for r in rows)
 
 
-def change(c: Claim, groups, _s) -> tuple[str, str, str]:
+def change(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
     """One filesystem's metric against another of its metrics, round by round."""
     rows, texts = [], []
+    than = _than(c)
     for where, g in groups:
         unit = _unit(g, c)
         for a in c.a:
-            x, y = series(g, a, c.metric), series(g, a, c.than_metric)
+            x, y = series(g, a, c.metric), series(g, a, than)
             both = pd.concat([x, y], axis=1, join="inner").dropna()
             if both.empty:
                 continue
             x, y = both.iloc[:, 0], both.iloc[:, 1]
-            r = compare(c, where, c.metric, x, c.than_metric, y, unit)
+            r = compare(c, where, c.metric, x, than, y, unit)
             diff = (x - y).to_numpy()
             r["size_value"] = abs(float(np.median(diff)))
             r["size_ci"] = _abs_ci(diff)
@@ -127,7 +131,7 @@ def _abs_ci(diff: np.ndarray) -> tuple[float, float] | None:
     return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
 
 
-def value(c: Claim, groups, _s) -> tuple[str, str, str]:
+def value(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
     """One filesystem's metric against a constant (`than`) and/or about `size`."""
     verdicts, texts = [], []
     for where, g in groups:
@@ -145,7 +149,15 @@ def value(c: Claim, groups, _s) -> tuple[str, str, str]:
     return worst[0], worst[1], "; ".join(texts)
 
 
+def _than(c: Claim) -> str:
+    """The metric a change claim (and a pull-0 tolerance) sets against its own."""
+    if c.than_metric is None:
+        raise ValueError(f"{c.study}: {c.claim!r} has no than_metric to compare with")
+    return c.than_metric
+
+
 def _value_verdict(c: Claim, x: np.ndarray, unit: str) -> tuple[str, str]:
+    ci: tuple[float, float] | None
     exact = len(x) >= 2 and x.min() == x.max()
     if exact:
         ci, how = (float(x[0]), float(x[0])), "identical in every round: judged as a number"
@@ -198,7 +210,7 @@ def _reading(c: Claim, x: np.ndarray, unit: str) -> str:
     return ", ".join(parts)
 
 
-def equal(c: Claim, groups, s: pd.DataFrame) -> tuple[str, str, str]:
+def equal(c: Claim, groups: Groups, s: pd.DataFrame) -> tuple[str, str, str]:
     """Equivalence within ±tolerance, by two one-sided tests on the per-round differences
     (TOST at ALPHA: equal when the 90% interval of the mean difference is inside)."""
     verdicts, texts = [], []
@@ -236,7 +248,7 @@ def _tolerance(c: Claim, s: pd.DataFrame, a: str) -> float:
         g = s[s["params"].map(lambda p: '"step":0' in p.replace(" ", ""))]
         if c.cases:
             g = g[g["case"].isin(c.cases)]
-        x, y = series(g, a, c.metric), series(g, a, c.than_metric)
+        x, y = series(g, a, c.metric), series(g, a, _than(c))
         both = pd.concat([x, y], axis=1, join="inner").dropna()
         if both.empty:
             raise Missing(f"no pull-0 grep of {a} (the noise floor) in this run")

@@ -65,7 +65,7 @@ class Claim:
         return lo, hi
 
 
-def _as_list(x) -> list[str]:
+def _as_list(x: object) -> list[str]:
     if x is None:
         return []
     return [str(v) for v in x] if isinstance(x, list) else [str(x)]

@@ -5,12 +5,11 @@ Every two-sample comparison goes through pair_test() below, so a claim and the a
 tier line never disagree about the same two samples."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import stats
 
 from fslab.analysis.describe import median_ci_ranks
+from fslab.analysis.paired import PairedT
 from fslab.analysis.pairwise import (MANN_WHITNEY, SIGN_FLIP, compare_levels, effect_sign, holm,
                                      smallest_p)
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
@@ -64,15 +63,14 @@ def floor_words(test: str, matched: bool, n: tuple[int, int], floor: float) -> s
 def tost(d: np.ndarray, tolerance: float) -> tuple[float, tuple[float, float]]:
     """Two one-sided t-tests that the mean of d lies within ±tolerance: (p, the 90% interval
     of the mean, the interval TOST at 5% amounts to)."""
-    n = len(d)
-    mean, se = float(np.mean(d)), float(np.std(d, ddof=1) / math.sqrt(n))
+    t = PairedT.of(d)       # the answer's paired t, one-sided each way
+    n, mean, se = t.n, t.mean, t.se
     if se == 0:
         inside = abs(mean) < tolerance
         return (0.0 if inside else 1.0), (mean, mean)
     lower = stats.t.sf((mean + tolerance) / se, n - 1)      # H0: mean <= -tolerance
     upper = stats.t.cdf((mean - tolerance) / se, n - 1)     # H0: mean >= +tolerance
-    half = stats.t.ppf(1 - ALPHA, n - 1) * se
-    return float(max(lower, upper)), (mean - half, mean + half)
+    return float(max(lower, upper)), t.one_sided_bounds(ALPHA)
 
 
 def median_ci(x: np.ndarray) -> tuple[float, float] | None:

@@ -2,6 +2,8 @@
 once what "holds" means."""
 from __future__ import annotations
 
+from rich.console import Console
+
 HOLDS_MEANS = ('"holds" means the direction (and, for "about N×", the size band) replicated '
                "here; the paper's single run cannot be modelled, so its own numbers are not "
                "tested as such.")
@@ -12,7 +14,7 @@ COLOUR = {"holds": "green", "direction holds, size differs": "yellow",
           "undecided": "yellow", "not comparable": "dim", "not measured": "dim"}
 
 
-def print_claims(rows: list[dict], console) -> None:
+def print_claims(rows: list[dict], console: Console) -> None:
     """The terminal section, one line per claim, grouped by study."""
     from rich.markup import escape
     if not rows:
@@ -38,7 +40,7 @@ def markdown(rows: list[dict]) -> list[str]:
              "| study | claim | published | measured here | verdict | why |",
              "|---|---|---|---|---|---|"]
 
-    def cell(t):
+    def cell(t: str) -> str:
         return str(t).replace("|", "\\|")
     lines += [f"| {r['study']} | {cell(r['claim'])} | {cell(r['published'])} | {cell(r['measured'])} "
               f"| **{r['verdict']}** | {cell(r['why'])} |" for r in rows]

@@ -15,6 +15,9 @@ html.py) and the option table (the recommendation lives there).
 """
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Iterator
+
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -42,7 +45,7 @@ class FigureContext:
     priorities: list[str] | None = None   # the recommendation's priorities, as asked (lead only)
 
 
-def _modules():
+def _modules() -> Iterator[ModuleType]:
     for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not m.name.startswith("_"):
             yield importlib.import_module(f"{__name__}.{m.name}")

@@ -25,7 +25,7 @@ def medians(summary: pd.DataFrame, metrics: list[str], by: list[str],
                          observed=True)
 
 
-def cell(value, unit: str) -> str:
+def cell(value: float | None, unit: str) -> str:
     if value is None or pd.isna(value):
         return "–"
     return f"{float(value):.2f}×" if unit == "ratio" else human(float(value), unit)

@@ -28,8 +28,7 @@ def figures(entries: list[dict], only: set[str] | None = None) -> list[Section]:
     `only` (a decide's final-stage candidates), those levels alone, against their best."""
     out = []
     for e in entries:
-        charts = [chart(restricted(t, only) if only else t) for t in e["rankings"]]
-        charts = [c for c in charts if c]
+        charts = [c for t in e["rankings"] if (c := chart(restricted(t, only) if only else t))]
         if not charts:
             continue
         body = '<div class="decision">' + "".join(charts) + "</div>"

@@ -61,11 +61,11 @@ def figure(data: pd.DataFrame, levels: list[str], results_root: Path | None) -> 
                                            for _, _, f in lines))))
         ax.limits((lo - pad, hi + pad), [0.0, float(tail)], xlog=True)
         ax.ylim = (0.0, float(tail) * 1.04)
-        for level, v, f in lines:
+        for level, values, f in lines:
             # the last bin holds F = 1 (unbounded on this axis): the line ends at the one before
             y = np.array([_stretch(x) for x in f[:-1]] + [_stretch(f[-2]) if len(f) > 1 else 0.0])
             y = np.minimum(y, float(tail))     # beyond p99.99 the axis ends
-            ax.polyline(v / scale, y, palette.get(level, "black"), 1.0, 0.8)
+            ax.polyline(values / scale, y, palette.get(level, "black"), 1.0, 0.8)
         ticks = [10 ** k for k in range(math.floor(lo - pad), math.ceil(hi + pad) + 1)
                  if lo - pad <= k <= hi + pad]
         ax.axes(ticks, [f"{t:g}" for t in ticks],
@@ -84,7 +84,7 @@ def _stretch(fraction: float) -> float:
     return -math.log10(max(1.0 - fraction, 1e-12))
 
 
-def _job_of(params) -> str | None:
+def _job_of(params: str | None) -> str | None:
     try:
         p = orjson.loads(params or "{}")
     except (orjson.JSONDecodeError, TypeError):

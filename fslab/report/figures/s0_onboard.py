@@ -12,6 +12,8 @@ zfs-fuse's daemon, kernel threads.
 """
 from __future__ import annotations
 
+from typing import Callable, Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -32,7 +34,7 @@ def per_iteration(data: pd.DataFrame) -> pd.DataFrame:
     wide = data.pivot_table(index=["level", "suite", "case", "params", "iteration"],
                             columns="metric", values="value", aggfunc="first", observed=True)
 
-    def col(name):
+    def col(name: str) -> pd.Series:
         return wide[name] if name in wide.columns else pd.Series(np.nan, index=wide.index)
     out = pd.DataFrame({
         "throughput": col("read_bw").fillna(0) + col("write_bw").fillna(0),
@@ -100,7 +102,8 @@ def line_panels(it: pd.DataFrame, panel_by: list[str], x: str, y: str, line_by: 
     return to_svg(fig)
 
 
-def case_rows(m: pd.DataFrame, levels: list[str], value) -> tuple[list[dict], list[str]]:
+def case_rows(m: pd.DataFrame, levels: list[str], value: Callable[[dict], str]
+              ) -> tuple[list[dict], list[str]]:
     """A table: one row per (case, params), one column per level, cells from value(row)."""
     rows = []
     for (suite, case, params), g in m.groupby(["suite", "case", "params"], sort=True):
@@ -111,8 +114,8 @@ def case_rows(m: pd.DataFrame, levels: list[str], value) -> tuple[list[dict], li
     return rows, ["workload", *[lv for lv in levels if lv in set(m["level"])]]
 
 
-def per_direction(r) -> str:
-    def one(v):
+def per_direction(r: Mapping[str, float]) -> str:
+    def one(v: float) -> str:
         return "–" if pd.isna(v) else number(v)
     return f"read {one(r['read_iops_per_cpu'])} · write {one(r['write_iops_per_cpu'])}"
 

@@ -46,7 +46,7 @@ def task_table(ctx: FigureContext) -> tuple[list[dict], list[str]]:
     return rows, ["task", *levels]
 
 
-def _percent(median, mean) -> str:
+def _percent(median: float, mean: float) -> str:
     """A capacity share to 0.01 %: the filesystems differ in the second decimal."""
     if median is None or np.isnan(median):
         return "–"

@@ -1,0 +1,56 @@
+"""Student's paired t on within-round differences: the answer's blocked test of a pair
+(pairwise.pair_test on log ratios), decide's one-sided bounds of a candidate's ratio to the
+leader (race.Race.ratio_bounds) and its smallest detectable difference
+(posterior.detectable) are this one computation."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class PairedT:
+    """The paired t of n within-round differences d (b against a): their mean and standard
+    deviation, on n - 1 degrees of freedom."""
+    n: int
+    mean: float
+    sd: float
+
+    @classmethod
+    def of(cls, d: np.ndarray) -> "PairedT":
+        return cls(len(d), float(np.mean(d)), float(np.std(d, ddof=1)))
+
+    @classmethod
+    def of_log_ratios(cls, a: np.ndarray | list[float], b: np.ndarray | list[float]) -> "PairedT":
+        """On log(b) - log(a), round by round: a ratio's test (every value positive)."""
+        return cls.of(np.log(b) - np.log(a))
+
+    @property
+    def se(self) -> float:
+        return self.sd / math.sqrt(self.n)
+
+    @property
+    def p(self) -> float:
+        """Two-sided p of a mean difference of 0."""
+        return float(2 * stats.t.sf(abs(self.mean / self.se), self.n - 1))
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The two-sided `confidence` interval of the mean difference."""
+        half = float(stats.t.ppf(0.5 + confidence / 2, self.n - 1)) * self.se
+        return self.mean - half, self.mean + half
+
+    def one_sided_bounds(self, level: float) -> tuple[float, float]:
+        """The (lower, upper) one-sided (1 - level) bounds of the mean difference."""
+        t = float(stats.t.ppf(1 - level, self.n - 1))
+        return self.mean - t * self.se, self.mean + t * self.se
+
+    def detectable(self, level: float, power: float, rounds: int | None = None) -> float:
+        """The smallest mean difference a one-sided test at `level` finds with `power`, at
+        this standard deviation, on this many pairs (or `rounds`, a projection)."""
+        n = rounds or self.n
+        t_alpha = stats.t.ppf(1 - level, n - 1)
+        t_power = stats.t.ppf(power, n - 1)
+        return float((t_alpha + t_power) * self.sd / math.sqrt(n))
