@@ -152,3 +152,22 @@ def test_dry_run_says_when_an_image_is_sized_from_the_input(tmp_path, state_dir)
     tasks = json.loads(fslab_in_process("run", str(PLANS / "s3-fileserver.toml"), "--fs", "ext3",
                                  "--dry-run", "--json", "--results", str(tmp_path / "r")).stdout)
     assert tasks["cases"][0]["image_bytes"] == 20 * 10**9
+
+
+def test_only_a_studys_suites_are_said_to_be_scaled_down_from_the_studies(tmp_path, state_dir):
+    """`fslab run plans/databases.toml` opened with 'profile quick (scaled down from the
+    studies)': no study ran pgbench or SQLite. Said of a study's suites only (the fio suite's
+    S2 jobs), never of a database, a replay or the user's own job files."""
+    apps = fslab_in_process("run", str(PLANS / "databases.toml"), "--dry-run", "--results",
+                            str(tmp_path / "r"))
+    assert "profile quick;" in apps.stdout and "scaled down from the studies" not in apps.stdout
+    o = json.loads(fslab_in_process("run", str(PLANS / "databases.toml"), "--dry-run", "--json",
+                                    "--results", str(tmp_path / "r")).stdout)
+    assert o["scaled"] is False
+    (tmp_path / "mine.fio").write_text("[a]\nrw=randread\nsize=8m\n")
+    mine = fslab_in_process("run", "--fs", "ext4", "--job", str(tmp_path / "mine.fio"), "--dry-run",
+                            "--results", str(tmp_path / "r"))
+    assert "scaled down from the studies" not in mine.stdout
+    fio = fslab_in_process("run", "--fs", "ext4", "--suite", "fio", "--dry-run", "--results",
+                           str(tmp_path / "r"))
+    assert "profile quick (scaled down from the studies);" in fio.stdout

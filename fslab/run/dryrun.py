@@ -22,6 +22,7 @@ from fslab.metrics.format import human, number
 from fslab.plan import FilesystemSpec
 from fslab.report.options import print_table, spec_options
 from fslab.report.claims import deviations
+from fslab.workloads import scales_a_study
 
 
 def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
     page_cache = plan.page_cache
-    return {"profile": plan.profile.name, "scaled": plan.profile.scaled,
+    return {"profile": plan.profile.name, "scaled": scales_a_study(plan),
             "iterations": n, "adaptive": plan.run.adaptive,
             "max_iterations": plan.run.max_iterations if plan.run.adaptive else n,
             "target": target, "page_cache": page_cache,

@@ -12,6 +12,7 @@ from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_ba
 from fslab.system import state
 from fslab.system.proc import is_root
 from fslab.run.probe import probe_plan
+from fslab.workloads import scales_a_study
 from fslab.workloads.support.jobfile import environment_of
 from fslab.run.dryrun import too_few_rounds
 from fslab.run.scheduler import execute
@@ -68,7 +69,7 @@ class LocalExecutor(Executor):
         p, console = session.plan, session.console
         console.print(f"run [bold]{session.run_id}[/]: {escape(', '.join(f.label for f in p.filesystem))} × "
                       f"{', '.join(s.kind for s in p.suite)}, profile {p.run.profile}"
-                      f"{' (scaled down from the studies)' if p.profile.scaled else ''}, "
+                      f"{' (scaled down from the studies)' if scales_a_study(p) else ''}, "
                       + (f"a race of at most {p.decide.max_rounds} rounds (the first "
                          f"{p.iterations} always run)" if p.decide else
                          f"{p.iterations} round{'' if p.iterations == 1 else 's'}")

@@ -25,3 +25,10 @@ def get(name: str):
         return _suites[name]()
     except KeyError:
         raise FslabError(f"unknown suite {name!r}; known: {', '.join(sorted(_suites))}") from None
+
+
+def scales_a_study(plan) -> bool:
+    """Whether `plan`'s profile runs any of its suites smaller than the study it comes
+    from ("scaled down from the studies" is said only then: not of a database, a replay
+    or the user's own job files)."""
+    return plan.profile.scaled and any(get(s.kind).scales_a_study(s) for s in plan.suite)

@@ -77,6 +77,7 @@ CHURN_MEDIAN, CHURN_SIGMA = 32 * 1024, 1.5
 @register
 class AgingSuite(Suite):
     name = "aging"
+    study = "S4"
     description = "git-replay and churn aging; cold grep cost and layout score, aged vs unaged"
 
     def cases(self, spec, profile: Profile) -> list[Case]:

@@ -118,6 +118,13 @@ class Suite(ABC):
     #: the metrics it records, as the catalogue declares them under its name
     #: (fslab/metrics/declared.py): unit, direction, label, role, trials
     metrics: Catalogue = Catalogue(())
+    #: the study whose protocol it runs ("S1", ...), which a profile other than paper
+    #: scales down; "" for a suite of fslab's own or a program's (pgbench, a replay)
+    study: str = ""
+
+    def scales_a_study(self, spec: SuiteSpec) -> bool:
+        """Whether a profile other than paper runs `spec` smaller than its study did."""
+        return bool(self.study)
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

@@ -90,6 +90,7 @@ def space_measurements(before: dict, after: dict, logical_bytes: int) -> list[Me
 @register
 class CapacitySuite(Suite):
     name = "capacity"
+    study = "S3"
     needs_files = "has no filesystem to measure"
     description = "S3 partition capacity after mkfs: available blocks / raw partition blocks"
 

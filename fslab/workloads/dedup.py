@@ -78,6 +78,7 @@ def job_text(options: dict[str, str]) -> str:
 @register
 class DedupSuite(Suite):
     name = "dedup"
+    study = "S1"
     needs_files = "writes files: needs a filesystem"
     description = "S1 dedup: 2 MiB files, half duplicates; space, dedup ratio, setup and 4-thread read"
 

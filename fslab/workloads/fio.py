@@ -50,6 +50,7 @@ from fslab.errors import FslabError, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
 from fslab.workloads.support.jobfile import JobFileCase, job_file_cases
 from fslab.system.proc import kill_group, run
+from fslab.plan import SuiteSpec
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
 from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
@@ -135,8 +136,12 @@ def image_bytes_for(opts: dict[str, str]) -> int:
 @register
 class FioSuite(Suite):
     name = "fio"
+    study = "S0, S2"
     description = ("fio workloads (S2: randread, randwrite, seqread, seqwrite, mixed; and "
                    "randread-qd32, randwrite-qd32)")
+
+    def scales_a_study(self, spec: SuiteSpec) -> bool:
+        return "job_files" not in spec.options      # the user's own job files: capped, no study
 
     def cases(self, spec, profile: Profile) -> list[FioCase]:
         o = spec.options

@@ -31,6 +31,7 @@ WRITE_BYTES = 128 * 1024      # vdbench's default xfersize for file system workl
 @register
 class LargeFileSuite(Suite):
     name = "largefile"
+    study = "S1"
     needs_files = "writes files: needs a filesystem"
     description = ("S1 large files: 2 x 1 GiB, one writer per file, 128 KiB writes; total time, "
                    "logical and physical write rate, space after")

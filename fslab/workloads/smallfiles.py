@@ -22,6 +22,7 @@ from fslab.workloads.capacity import SPACE_IMAGE_BYTES, settled_capacity, space_
 @register
 class SmallFilesSuite(Suite):
     name = "smallfiles"
+    study = "S1"
     needs_files = "writes files: needs a filesystem"
     description = "S1 small-file space overhead on S3's file tree: consumed minus logical bytes"
 

@@ -88,6 +88,7 @@ CACHE_USE = CacheUse("buffered at every policy, as the study ran: the source dis
 @register
 class TasksSuite(Suite):
     name = "tasks"
+    study = "S3"
     needs_files = "needs a filesystem (task 01 is mkfs)"
     description = "S3 file-server tasks: mkfs, mount, copy/recopy/remove an ISO and a tree, ls -R, find, umount"
 
