@@ -58,8 +58,8 @@ def test_claims_use_the_answers_pair_test_and_alpha():
     r = rows["ls -R: XFS is faster than ext3"]
     answer = compare_levels({"xfs": (np.array(a), np.arange(5)), "ext3": (np.array(b), np.arange(5))},
                             "lower", pairable=True)[0]
-    assert answer["test"] == "paired t-test on within-round differences" and answer["p"] < ALPHA
-    assert r["verdict"] == "holds" and f"p = {answer['p']:.3g}" in r["why"]
+    assert answer.test == "paired t-test on within-round differences" and answer.p < ALPHA
+    assert r["verdict"] == "holds" and f"p = {answer.p:.3g}" in r["why"]
     assert "ALPHA = " not in Path("fslab/analysis/omnibus.py").read_text()
 
 
@@ -539,6 +539,6 @@ def test_two_rounds_name_the_test_they_get_and_the_runs_own_count():
     answer = compare_levels({"xfs": (np.array([1.0, 1.2]), np.arange(2)),
                              "ext3": (np.array([2.0, 2.3]), np.arange(2))}, "lower", pairable=True)[0]
     why = rows[LS]["why"]
-    assert answer["test"] == "Mann-Whitney U" and f"{answer['smallest_p']:.2g}" == "0.33"
+    assert answer.test == "Mann-Whitney U" and f"{answer.smallest_p:.2g}" == "0.33"
     assert "Mann-Whitney U" in why and "needs 3 common rounds" in why and "0.33" in why
     assert "-n 3" in why and "-n 5" not in why

@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from fslab.analysis import analyze
-from fslab.analysis.counts import (DESIGN, MAX_BOSCHLOO_TABLES, Pooled, compare_counts,
+from fslab.analysis.counts import (COUNT_COLUMNS, DESIGN, MAX_BOSCHLOO_TABLES, Pooled, compare_counts,
                                    pair_p_value, smallest_p)
-from fslab.analysis.pairwise import compare_levels, holm
+from fslab.analysis.pairwise import PAIR_COLUMNS, compare_levels, holm
 from fslab.records import RECORD_COLUMNS
 from fslab.report.verdicts import ranking_line
 
@@ -61,7 +61,7 @@ def test_large_totals_use_fisher():
     assert pair_p_value(40, n, 25, n) == pytest.approx(
         stats.fisher_exact([[40, 25], [n - 40, n - 25]]).pvalue, rel=1e-9)
     rows = compare_counts(Pooled("damaged", {"a": (40, n), "b": (25, n)}), "lower", ["a", "b"])
-    assert rows[0]["test"].startswith("Fisher exact test on the damaged")
+    assert rows[0].test.startswith("Fisher exact test on the damaged")
 
 
 @pytest.mark.parametrize("n_a,n_b", [(3, 5), (4, 4), (2, 7)])
@@ -76,21 +76,38 @@ def test_rows_have_the_columns_of_the_round_tests_and_mean_rates():
     rows = compare_counts(pooled, "lower", ["ext4", "xfs", "zfs"])
     rng = np.random.default_rng(0)
     samples = {lv: (rng.normal(size=5), np.arange(5)) for lv in ("ext4", "xfs", "zfs")}
-    assert set(rows[0]) == set(compare_levels(samples, "lower", True)[0]) | {"design"}
-    by_pair = {(r["baseline"], r["other"]): r for r in rows}
+    assert type(rows[0]) is type(compare_levels(samples, "lower", True)[0])
+    assert set(COUNT_COLUMNS) == set(PAIR_COLUMNS) == set(rows[0].columns())
+    by_pair = {(r.baseline, r.other): r for r in rows}
     r = by_pair[("ext4", "zfs")]
-    assert (r["n_baseline"], r["n_other"], r["median_baseline"], r["median_other"]) == (8, 8, 1.0, 0.0)
-    assert r["delta"] == -1.0 and r["ratio"] == 0.0 and math.isnan(r["ratio_ci_lo"])
-    assert r["design"] == DESIGN and r["paired"] is False
+    assert (r.n_baseline, r.n_other, r.median_baseline, r.median_other) == (8, 8, 1.0, 0.0)
+    assert r.delta == -1.0 and r.ratio == 0.0 and math.isnan(r.ratio_ci_lo)
+    assert r.design == DESIGN and r.paired is False
     # Holm over the 3 pairs of the group, as pairwise.py adjusts the round tests
-    assert [x["p_holm"] for x in rows] == pytest.approx(list(holm([x["p"] for x in rows])))
-    assert r["p_holm"] == pytest.approx(3 * r["p"])      # two pairs share the smallest p
-    assert r["significant"] and r["winner"] == "zfs"
-    assert r["verdict"].startswith("100% → 0% of damaged (p<0.001")
+    assert [x.p_holm for x in rows] == pytest.approx(list(holm([x.p for x in rows])))
+    assert r.p_holm == pytest.approx(3 * r.p)      # two pairs share the smallest p
+    assert r.significant and r.winner == "zfs"
+    assert r.verdict.startswith("100% → 0% of damaged (p<0.001")
     same = by_pair[("ext4", "xfs")]
-    assert same["p"] == 1.0 and not same["significant"] and same["verdict"] == "~"
+    assert same.p == 1.0 and not same.significant and same.verdict == "~"
     (flipped,) = compare_counts(pooled, "lower", ["zfs", "ext4"])    # a baseline rate of 0
-    assert math.isnan(flipped["ratio"]) and flipped["delta"] == 1.0 and flipped["winner"] == "zfs"
+    assert math.isnan(flipped.ratio) and flipped.delta == 1.0 and flipped.winner == "zfs"
+
+
+def test_pairs_columns_keep_their_order_whichever_kind_of_group_comes_first():
+    """Analysis.pairs is built from PairRow: the group's keys, then the pair's columns in
+    PAIR_COLUMNS' order, or COUNT_COLUMNS' (design last) where the first group is counted,
+    as the frames (and so the CSV, Parquet and JSON exports) have always had them."""
+    counted = _records({"ext4": [(1, 8), (0, 8)], "xfs": [(7, 8), (8, 8)]})
+    rounds = _records({"ext4": [(1, 8), (0, 8), (2, 8)], "xfs": [(7, 8), (8, 8), (6, 8)]},
+                      metric="aaa")
+    first_counted = analyze(counted, regression=False, trials=TRIALS).pairs
+    first_rounds = analyze(pd.concat([counted, rounds], ignore_index=True), regression=False,
+                           trials=TRIALS).pairs
+    assert tuple(first_counted.columns[-len(COUNT_COLUMNS):]) == COUNT_COLUMNS
+    assert tuple(first_rounds.columns[-len(PAIR_COLUMNS):]) == PAIR_COLUMNS
+    assert list(first_rounds["design"]) == ["blocked", DESIGN]
+    assert first_rounds.dtypes["significant"] == bool and first_rounds.dtypes["n_other"] == "int64"
 
 
 def test_engine_routes_declared_counts_to_the_pooled_test():

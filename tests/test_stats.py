@@ -594,7 +594,7 @@ def test_a_steady_gain_under_drift_is_a_large_effect_within_rounds():
     a, b = 100 * drift, 110 * drift * np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
     rounds = np.arange(1, 7)
     row = _row("a", "b", a, b, "higher", pair_test(a, b, rounds, rounds))
-    assert row["design"] == "blocked" and row["delta"] == 1.0
+    assert row.design == "blocked" and row.delta == 1.0
     assert abs(cliffs_delta(a, b)) < 0.33
 
 

@@ -27,17 +27,17 @@ with more than MAX_BOSCHLOO_TABLES possible tables use Fisher's exact test inste
 rule fixed by the trial totals alone, never by the outcome, at sizes where the two give
 nearly the same p.
 
-Pair rows have exactly the columns of fslab.analysis.pairwise.compare_levels, read for
-counts: n_* = pooled trials, median_* = pooled rate k/n, ratio = rate_other /
-rate_baseline (NaN when the baseline rate is 0), no ratio interval (NaN), delta = the rate
-difference (which is Cliff's delta of the trials' 0/1 outcomes, so its magnitude words
-mean the same), smallest_p = the smallest p the test can give at those trial totals (all
-successes on one side, none on the other), plus `design` = "pooled trials".
+Pair rows are fslab.analysis.pairwise.compare_levels' PairRow, read for counts: n_* =
+pooled trials, median_* = pooled rate k/n, ratio = rate_other / rate_baseline (NaN when
+the baseline rate is 0), no ratio interval (NaN), delta = the rate difference (which is
+Cliff's delta of the trials' 0/1 outcomes, so its magnitude words mean the same),
+smallest_p = the smallest p the test can give at those trial totals (all successes on one
+side, none on the other), plus `design` = "pooled trials".
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations
 from typing import Mapping, Sequence
@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from fslab.analysis.pairwise import _holm, format_p
+from fslab.analysis.pairwise import PairRow, _holm, format_p
 
 DESIGN = "pooled trials"
 # (n_a + 1) * (n_b + 1) possible tables: Boschloo up to this many, Fisher beyond (module doc)
@@ -137,36 +137,40 @@ def smallest_p(n_a: int, n_b: int) -> float:
     return pair_p_value(n_a, n_a, 0, n_b)
 
 
-def compare_counts(pooled: Pooled, better: str | None, levels: Sequence[str]) -> list[dict]:
+# The order of a counted pair's columns in Analysis.pairs: a frame whose first group is a
+# count of trials has always had them so (`design` last), kept so its exports do not change.
+COUNT_COLUMNS = ("baseline", "other", "n_baseline", "n_other", "test", "paired", "blocks",
+                 "matched", "ratio_ci_level", "shift", "p", "median_baseline", "median_other",
+                 "ratio", "ratio_ci_lo", "ratio_ci_hi", "change_pct", "delta", "better",
+                 "smallest_p", "note", "p_holm", "magnitude", "significant", "winner", "verdict",
+                 "design")
+
+
+def compare_counts(pooled: Pooled, better: str | None, levels: Sequence[str]) -> list[PairRow]:
     """All pairs of the levels that have trials (in `levels` order: the first of a pair is
     its baseline), Holm-adjusted together; no rows when the metric has no better direction."""
     if better not in ("higher", "lower"):
         return []
     present = [lv for lv in levels if pooled.levels.get(lv, (0, 0))[1] > 0]
-    rows = [_row(pooled, a, b, better) for a, b in combinations(present, 2)]
-    _holm(rows)
-    for r in rows:
-        r["design"] = DESIGN
-        if r["significant"]:
-            r["verdict"] = (f"{_pct(r['median_baseline'])} → {_pct(r['median_other'])} of "
-                            f"{pooled.trials} ({format_p(r['p_holm'])}, Cliff's δ={r['delta']:.2f} "
-                            f"{r['magnitude']})")
-    return rows
+    rows = _holm([_row(pooled, a, b, better) for a, b in combinations(present, 2)])
+    return [replace(r, verdict=f"{_pct(r.median_baseline)} → {_pct(r.median_other)} of "
+                               f"{pooled.trials} ({format_p(r.p_holm)}, Cliff's δ={r.delta:.2f} "
+                               f"{r.magnitude})") if r.significant else r for r in rows]
 
 
-def _row(pooled: Pooled, a: str, b: str, better: str) -> dict:
+def _row(pooled: Pooled, a: str, b: str, better: str) -> PairRow:
     (k_a, n_a), (k_b, n_b) = pooled.levels[a], pooled.levels[b]
     rate_a, rate_b = k_a / n_a, k_b / n_b
     ratio = rate_b / rate_a if rate_a else math.nan
-    return {"baseline": a, "other": b, "n_baseline": n_a, "n_other": n_b,
-            "test": test_name(pooled.trials, n_a, n_b), "paired": False, "blocks": 0,
-            "matched": False, "ratio_ci_level": math.nan, "shift": rate_b - rate_a,
-            "p": pair_p_value(k_a, n_a, k_b, n_b),
-            "median_baseline": rate_a, "median_other": rate_b, "ratio": ratio,
-            "ratio_ci_lo": math.nan, "ratio_ci_hi": math.nan,
-            "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
-            "delta": rate_b - rate_a, "better": better, "smallest_p": smallest_p(n_a, n_b),
-            "note": ""}
+    return PairRow(baseline=a, other=b, n_baseline=n_a, n_other=n_b,
+                   test=test_name(pooled.trials, n_a, n_b), design=DESIGN, paired=False, blocks=0,
+                   matched=False, ratio_ci_level=math.nan, shift=rate_b - rate_a,
+                   p=pair_p_value(k_a, n_a, k_b, n_b),
+                   median_baseline=rate_a, median_other=rate_b, ratio=ratio,
+                   ratio_ci_lo=math.nan, ratio_ci_hi=math.nan,
+                   change_pct=(ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
+                   delta=rate_b - rate_a, better=better, smallest_p=smallest_p(n_a, n_b),
+                   note="")
 
 
 def _pct(rate: float) -> str:

@@ -16,12 +16,12 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from fslab.system import forked
-from fslab.analysis.counts import DESIGN, compare_counts, estimates, group_id, pooled_counts
+from fslab.analysis.counts import COUNT_COLUMNS, DESIGN, compare_counts, estimates, group_id, pooled_counts
 from fslab.analysis.describe import describe, outlier_mask
 from fslab.analysis.tiers import tiers
 from fslab.analysis.groups import FS_FACTOR, group_columns, normalize_factor, with_levels
 from fslab.analysis.omnibus import omnibus
-from fslab.analysis.pairwise import compare_levels
+from fslab.analysis.pairwise import PAIR_COLUMNS, PairRow, compare_levels
 from fslab.analysis.regression import regression_in_background
 
 @dataclass
@@ -80,9 +80,8 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     if other_half:
         done = sorted(done + other_half(), key=lambda group: group[0])
     omni_rows = [omni for _, omni, _ in done]
-    pair_rows = [row for _, _, rows in done for row in rows]
     omni_df = pd.DataFrame(omni_rows)
-    pairs = pd.DataFrame(pair_rows)
+    pairs = _pair_frame([row for _, _, rows in done for row in rows])
     result = Analysis(factor, keys, levels, data, summary, omni_df, pairs,
                       tiers=_tested_by(tiers(summary, pairs, keys), keys, counted, pairs))
     if regression:
@@ -92,9 +91,10 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
 
 def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
                     group_better: list[str | None], pairable: bool, seed: int,
-                    counted: dict, part: int, parts: int) -> list[tuple[int, dict, list[dict]]]:
+                    counted: dict, part: int, parts: int
+                    ) -> list[tuple[int, dict, list[tuple[dict, PairRow]]]]:
     """Omnibus and pairwise tests of every `parts`-th group from `part` on:
-    (group number, omnibus row, pair rows) per group."""
+    (group number, omnibus row, (the group's key columns, pair) per pair) per group."""
     done = []
     for i, ((key, g), better) in enumerate(zip(data.groupby(keys, sort=True, dropna=False),
                                                group_better, strict=True)):
@@ -109,8 +109,17 @@ def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
         pooled = counted.get(group_id(key))
         pairs = (compare_counts(pooled, better, levels) if pooled else
                  compare_levels(samples, better, pairable, seed_key=(seed, *key)))
-        done.append((i, {**ident, "better": better, **omni}, [{**ident, **row} for row in pairs]))
+        done.append((i, {**ident, "better": better, **omni}, [(ident, row) for row in pairs]))
     return done
+
+
+def _pair_frame(rows: list[tuple[dict, PairRow]]) -> pd.DataFrame:
+    """Analysis.pairs: the group's key columns, then the pair's, in the order of the first
+    pair's kind (a counted pair has `design` last, as it always had)."""
+    if not rows:
+        return pd.DataFrame()
+    order = COUNT_COLUMNS if rows[0][1].design == DESIGN else PAIR_COLUMNS
+    return pd.DataFrame([{**ident, **row.columns(order)} for ident, row in rows])
 
 
 def _tested_by(tier_table: pd.DataFrame, keys: list[str], counted: dict,

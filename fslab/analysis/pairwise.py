@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from itertools import combinations
+from typing import Any, Mapping
 
 import numpy as np
 from scipy import stats
@@ -298,8 +299,58 @@ def _unpaired(a: np.ndarray, b: np.ndarray) -> PairTest:
                     smallest_p=smallest_p(len(a), len(b)), shift=shift, a=a, b=b, p_method=how)
 
 
+@dataclass(frozen=True)
+class PairRow:
+    """One pair of a group's levels (`other` against `baseline`, the first of the pair in
+    the levels' order): a row of Analysis.pairs, its fields the frame's columns in this
+    order. n_* are the values (or, counted, the pooled trials) each level had, median_* their
+    medians (pooled rates), ratio = other / baseline with the test's interval (NaN where it
+    has none) and that interval's confidence, shift the test's own estimate, change_pct
+    the ratio as a percentage where the test compared ratios, delta Cliff's δ of the test's
+    design; the fields from p_holm on are filled in by the Holm adjustment of its group."""
+    baseline: str
+    other: str
+    n_baseline: int
+    n_other: int
+    test: str
+    design: str
+    paired: bool
+    blocks: int
+    p: float
+    median_baseline: float
+    median_other: float
+    ratio: float
+    ratio_ci_lo: float
+    ratio_ci_hi: float
+    ratio_ci_level: float
+    matched: bool
+    shift: float
+    change_pct: float
+    delta: float
+    better: str
+    smallest_p: float
+    note: str
+    p_holm: float = math.nan
+    magnitude: str = ""
+    significant: bool = False
+    winner: str = ""
+    verdict: str = ""
+
+    def columns(self, order: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The row as the frame's columns: {field: value} in the fields' order (or `order`)."""
+        return {name: getattr(self, name) for name in (order or PAIR_COLUMNS)}
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> PairRow:
+        """The pair of one row of Analysis.pairs (a record of it; other columns ignored)."""
+        return cls(**{name: record[name] for name in PAIR_COLUMNS})
+
+
+PAIR_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PairRow))
+
+
 def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: str | None,
-                   pairable: bool, seed_key: tuple = ()) -> list[dict]:
+                   pairable: bool, seed_key: tuple = ()) -> list[PairRow]:
     """All pairs of levels (in the given order: the first of a pair is its baseline).
 
     samples: level -> (values, rounds). Metrics without a direction are described,
@@ -319,29 +370,29 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
                 note="too few samples to test (need n >= 2 each)"))
             continue
         rows.append(_row(a_name, b_name, a, b, better, pair_test(a, b, a_it, b_it, pairable)))
-    _holm(rows)
-    return rows
+    return _holm(rows)
 
 
-def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str | None,
-         t: PairTest, note: str = "") -> dict:
+def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str,
+         t: PairTest, note: str = "") -> PairRow:
     med_a, med_b = float(np.median(a)), float(np.median(b))
     ratio = t.ratio
     if t.design == "blocked" and len(t.a) < max(len(a), len(b)):
         note = f"paired on the {len(t.a)} rounds both ran"
     if t.p_method != "exact":
         note = note or f"p: {t.p_method}"
-    return {"baseline": a_name, "other": b_name, "n_baseline": len(a), "n_other": len(b),
-            "test": t.test, "design": t.design, "paired": t.paired, "blocks": t.blocks,
-            "p": t.p, "median_baseline": med_a, "median_other": med_b, "ratio": ratio,
-            "ratio_ci_lo": t.ratio_ci_lo, "ratio_ci_hi": t.ratio_ci_hi,
-            "ratio_ci_level": t.ratio_ci_level, "matched": t.matched,
-            "shift": t.shift,
-            # a percentage only where the test compared ratios (logs); else its shift says it
-            "change_pct": ((ratio - 1) * 100 if not math.isnan(ratio) and t.test not in
-                           (BLOCKED_DIFF,) and ((a > 0).all() and (b > 0).all()) else math.nan),
-            "delta": effect_size(a, b, t),
-            "better": better, "smallest_p": t.smallest_p, "note": note}
+    return PairRow(
+        baseline=a_name, other=b_name, n_baseline=len(a), n_other=len(b),
+        test=t.test, design=t.design, paired=t.paired, blocks=t.blocks,
+        p=t.p, median_baseline=med_a, median_other=med_b, ratio=ratio,
+        ratio_ci_lo=t.ratio_ci_lo, ratio_ci_hi=t.ratio_ci_hi,
+        ratio_ci_level=t.ratio_ci_level, matched=t.matched,
+        shift=t.shift,
+        # a percentage only where the test compared ratios (logs); else its shift says it
+        change_pct=((ratio - 1) * 100 if not math.isnan(ratio) and t.test not in
+                    (BLOCKED_DIFF,) and ((a > 0).all() and (b > 0).all()) else math.nan),
+        delta=effect_size(a, b, t),
+        better=better, smallest_p=t.smallest_p, note=note)
 
 
 def effect_size(a: np.ndarray, b: np.ndarray, t: PairTest) -> float:
@@ -366,57 +417,57 @@ def holm(p_values: list[float]) -> np.ndarray:
     return adjusted
 
 
-def _holm(rows: list[dict]) -> None:
-    """Holm-adjust the pairs' p-values together, then give each pair its verdict."""
-    tested = [r for r in rows if not math.isnan(r["p"])]
-    if tested:
-        adjusted = holm([r["p"] for r in tested])
-        for r, p_adj in zip(tested, adjusted):
-            r["p_holm"] = float(p_adj)
-    for r in rows:
-        r.setdefault("p_holm", math.nan)
-        r["magnitude"] = magnitude(r["delta"]) if not math.isnan(r["delta"]) else ""
-        r["significant"] = bool(r["p_holm"] < ALPHA)
-        r["winner"] = _winner(r)
-        r["verdict"] = verdict(r)
-        if not r["note"] and r["smallest_p"] * len(tested) >= ALPHA:
-            r["note"] = (f"n={r['n_baseline']}+{r['n_other']} cannot show a difference "
-                         f"(smallest p={r['smallest_p']:.2g})")
+def _holm(rows: list[PairRow]) -> list[PairRow]:
+    """The pairs with their p-values Holm-adjusted together, and each pair's verdict."""
+    tested = [i for i, r in enumerate(rows) if not math.isnan(r.p)]
+    adjusted = dict(zip(tested, holm([rows[i].p for i in tested]))) if tested else {}
+    out = []
+    for i, r in enumerate(rows):
+        p_holm = float(adjusted[i]) if i in adjusted else math.nan
+        r = replace(r, p_holm=p_holm, significant=bool(p_holm < ALPHA),
+                    magnitude=magnitude(r.delta) if not math.isnan(r.delta) else "")
+        note = r.note
+        if not note and r.smallest_p * len(tested) >= ALPHA:
+            note = (f"n={r.n_baseline}+{r.n_other} cannot show a difference "
+                    f"(smallest p={r.smallest_p:.2g})")
+        r = replace(r, winner=_winner(r), verdict=verdict(r), note=note)
+        out.append(r)
+    return out
 
 
-def _winner(r: dict) -> str:
+def _winner(r: PairRow) -> str:
     """The better of a significant pair, by the direction of the test's own estimate
     (the within-round ratio when blocked), so it never contradicts the test."""
-    if not r["significant"]:
+    if not r.significant:
         return ""
     up = effect_sign(r)
     if up == 0:
         return ""
-    return r["other"] if (up > 0) == (r["better"] == "higher") else r["baseline"]
+    return r.other if (up > 0) == (r.better == "higher") else r.baseline
 
 
-def effect_sign(r: dict) -> int:
+def effect_sign(r: PairRow) -> int:
     """+1 when the pair's test's own estimate (its shift: the mean within-round log ratio or
     difference, or the Hodges-Lehmann shift) puts `other` above `baseline`, -1 below, 0 level."""
-    shift = r.get("shift", math.nan)
+    shift = r.shift
     if isinstance(shift, (int, float)) and not math.isnan(shift):
         return 0 if shift == 0 else (1 if shift > 0 else -1)
-    if not math.isnan(r["ratio"]) and r["ratio"] != 1:
-        return 1 if r["ratio"] > 1 else -1
-    if r["median_other"] != r["median_baseline"]:
-        return 1 if r["median_other"] > r["median_baseline"] else -1
-    return 0 if math.isnan(r["delta"]) or r["delta"] == 0 else (1 if r["delta"] > 0 else -1)
+    if not math.isnan(r.ratio) and r.ratio != 1:
+        return 1 if r.ratio > 1 else -1
+    if r.median_other != r.median_baseline:
+        return 1 if r.median_other > r.median_baseline else -1
+    return 0 if math.isnan(r.delta) or r.delta == 0 else (1 if r.delta > 0 else -1)
 
 
-def verdict(r: dict) -> str:
+def verdict(r: PairRow) -> str:
     """benchstat style: '+23.4% (p=0.002, Cliff's δ=0.81 large)', or '~' when not significant."""
-    if not r["significant"]:
+    if not r.significant:
         return "~"
-    shift = r.get("shift", math.nan)
-    change = (f"{r['change_pct']:+.1f}%" if not math.isnan(r["change_pct"])
+    shift = r.shift
+    change = (f"{r.change_pct:+.1f}%" if not math.isnan(r.change_pct)
               else f"{shift:+.4g}" if isinstance(shift, float) and not math.isnan(shift)
-              else f"{r['median_other'] - r['median_baseline']:+.4g}")
-    return f"{change} ({format_p(r['p_holm'])}, Cliff's δ={r['delta']:.2f} {r['magnitude']})"
+              else f"{r.median_other - r.median_baseline:+.4g}")
+    return f"{change} ({format_p(r.p_holm)}, Cliff's δ={r.delta:.2f} {r.magnitude})"
 
 
 def format_p(p: float) -> str:

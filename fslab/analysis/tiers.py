@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS, rounds_needed
-from fslab.analysis.pairwise import effect_sign
+from fslab.analysis.pairwise import PairRow, effect_sign
 
 TIERS, LETTERS, ONE = "tiers", "letters", "one group"
 
@@ -186,7 +186,7 @@ def _display(order: list[str], columns: list[list[str]], sig: set[frozenset],
             r, flipped = pair(hi, lo)
             if r is None:
                 continue
-            up = effect_sign(r) * (-1 if flipped else 1)      # lo against hi
+            up = effect_sign(PairRow.of(r)) * (-1 if flipped else 1)      # lo against hi
             worse = up < 0 if r["better"] == "higher" else up > 0
             consistent &= worse and position[hi] < position[lo]
         if consistent:

@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fslab.analysis import analyze
-from fslab.analysis.pairwise import verdict
+from fslab.analysis.pairwise import PairRow, verdict
 from fslab.records import AGGREGATE_HOST, level_label
 from fslab.metrics.answer import throughput_metrics
 from fslab.metrics.format import human, human_spread
@@ -55,7 +55,7 @@ def sentence(r: dict) -> str:
     """'xfs · fio:randread read_iops: nsB vs nsA +41.2% (p=0.008, Cliff's δ=0.90 large)'."""
     fs = level_label(r["fs"], r["variant"])
     change = "" if math.isnan(r["change_pct"]) else f"{r['change_pct']:+.1f}%"
-    said = verdict(r)
+    said = verdict(PairRow.of(r))
     if said == "~":
         said = f"{change} ~ not significant" + (f" ({r['note']})" if r.get("note") else "")
     return f"{r['other']} vs {r['baseline']} on {fs}, {r['suite']}:{r['case']} {r['metric']}: {said}"

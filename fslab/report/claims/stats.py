@@ -26,9 +26,9 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray, b_rounds: np.n
                            "b": (np.asarray(b, float), np.asarray(b_rounds))},
                           "lower", pairable=True, seed_key=("claims",))
     r = rows[0]
-    return {"p": r["p"], "ratio": r["ratio"], "ci": (r["ratio_ci_lo"], r["ratio_ci_hi"]),
-            "smallest_p": r["smallest_p"], "test": r["test"] or "Mann-Whitney U",
-            "direction": effect_sign(r), "matched": bool(r["matched"])}
+    return {"p": r.p, "ratio": r.ratio, "ci": (r.ratio_ci_lo, r.ratio_ci_hi),
+            "smallest_p": r.smallest_p, "test": r.test or "Mann-Whitney U",
+            "direction": effect_sign(r), "matched": bool(r.matched)}
 
 
 def rounds_to_decide(test: str, matched: bool, comparisons: int) -> int:
