@@ -2,9 +2,21 @@
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fslab"
+
+
+@lru_cache(maxsize=None)
+def _parsed(text: str) -> ast.Module:
+    """One parse per text: the checks below each walk every module's tree, none changes it."""
+    return ast.parse(text)
+
+
+def tree_of(path: Path) -> ast.Module:
+    """The module's syntax tree, of its text as it is now (a planted sample is read anew)."""
+    return _parsed(path.read_text())
 
 
 def modules(package: Path = PACKAGE) -> dict[str, Path]:
@@ -31,7 +43,7 @@ def import_sites(package: Path = PACKAGE) -> dict[str, list[tuple[int, str]]]:
     sites: dict[str, list[tuple[int, str]]] = {m: [] for m in mods}
     for mod, path in mods.items():
         pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree_of(path)):
             targets = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -152,8 +164,9 @@ def against_the_floors(floors: list[list[str]], package: Path = PACKAGE,
     package on its own floor, as 'path:line: module imports target (why)'; a module on no
     floor is named too."""
     found = []
+    mods = modules(package)         # once: a walk of the package's files
     for mod, sites in sorted(import_sites(package).items()):
-        rel = modules(package)[mod].relative_to(package.parent).as_posix()
+        rel = mods[mod].relative_to(package.parent).as_posix()
         here = floor_of(mod, floors)
         if here is None:
             found.append(f"{rel}: {mod} is on no floor (add its package to FLOORS)")
@@ -244,7 +257,7 @@ def driver_questions(path: Path) -> list[str]:
     filesystem name (==, !=, in, startswith), or touches an attribute `.pool`."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree_of(path)):
         names: set[str] = set()
         if isinstance(node, ast.Compare) and any(
                 isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
@@ -359,7 +372,7 @@ def emitted(rel: str) -> list[tuple]:
     """(line, name, test) of each metric a module makes: through a catalogue
     (`FIO.measure("read_iops", ...)`, `self.metrics.measure(...)`, `metrics.measure(suite,
     "name", ...)`) or a local helper or alias of one."""
-    tree = ast.parse((PACKAGE.parent / rel).read_text())
+    tree = tree_of(PACKAGE.parent / rel)
     helpers, aliases = _emitting(tree)
     found = []
     for node in ast.walk(tree):
@@ -442,7 +455,7 @@ def _metricish(node: ast.AST) -> bool:
 def used_names(path: Path) -> list[tuple[int, ast.AST]]:
     """Metric names an output picks by name: compared with a metric, or in an .isin() on one."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree_of(path)):
         sides = []
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
                                                  for op in node.ops):
@@ -490,7 +503,7 @@ def meanings_outside_the_catalogue(path: Path, names: set[str]) -> list[str]:
     fslab/metrics."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree_of(path)):
         if isinstance(node, ast.Dict):
             elts = node.keys
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
@@ -550,7 +563,7 @@ def literal_meanings(path: Path, units: set[str], names) -> list[str]:
     string node names a metric. Comparisons with a direction, arrows keyed by one and
     sentences that say one bind none to a metric."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
-    tree = ast.parse(path.read_text())
+    tree = tree_of(path)
     words = DIRECTION_WORDS | units
     kept = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
             and n.value is not None and _strings(n.value) & DIRECTION_WORDS
@@ -648,7 +661,7 @@ def environment_by_key(path: Path) -> list[str]:
     (`run["environment"]`, `run.get("environment")`) instead of RunEnvironment.of_run."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree_of(path)):
         key = None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             key = node.slice
