@@ -109,12 +109,19 @@ def store(tmp_path_factory):
         st.close()
 
 
+@pytest.fixture(scope="module")
+def fio_evidence(store):
+    """The fio-only run's evidence, gathered once (a load and an analysis): recommend() only
+    reads it, and the tests below score the one Evidence under many priorities."""
+    return gather(*store["fio"])
+
+
 def _own(name: str, *criteria: dict) -> Priorities:
     return Priorities(name=name, criterion=list(criteria))
 
 
-def test_fio_only_run_has_no_file_server_or_integrity_winner(store):
-    ev = gather(*store["fio"])
+def test_fio_only_run_has_no_file_server_or_integrity_winner(fio_evidence):
+    ev = fio_evidence
     for profile, suites in (("file-server", {"tasks", "capacity", "smallfiles"}),
                             ("data-integrity", {"integrity", "enospc"})):
         rec = recommend(ev, BUILTIN[profile])
@@ -149,9 +156,9 @@ def test_probed_features_do_not_decide_either(store):
     assert "probed here" in rec.paragraph and "not scored" in rec.paragraph
 
 
-def test_features_never_change_a_measured_ranking(store):
+def test_features_never_change_a_measured_ranking(fio_evidence):
     """A heavy feature next to one measured criterion: the order is the measured one."""
-    ev = gather(*store["fio"])
+    ev = fio_evidence
     iops = {"label": "random IOPS", "weight": 1, "suite": "fio", "case": "rand*",
             "metric": ["read_iops", "write_iops"]}
     snaps = {"label": "snapshots", "weight": 100, "feature": "snapshots"}
@@ -184,8 +191,8 @@ def test_file_server_ranks_on_measured_tasks_not_snapshots(store):
     assert "Only file-server tasks was measured: weight 4 of the profile's 11" in rec.paragraph
 
 
-def test_iops_and_bandwidth_of_a_job_count_once(store):
-    ev = gather(*store["fio"])
+def test_iops_and_bandwidth_of_a_job_count_once(fio_evidence):
+    ev = fio_evidence
     both = recommend(ev, _own("both", {"label": "throughput", "weight": 1, "suite": "fio",
                                        "metric": ["*_iops", "*_bw"]}))
     iops = recommend(ev, _own("iops", {"label": "throughput", "weight": 1, "suite": "fio",
@@ -206,8 +213,8 @@ def test_iops_and_bandwidth_of_a_job_count_once(store):
     assert measure_of("read_clat_p99") == measure_of("read_lat_p99") != measure_of("read_clat_mean")
 
 
-def test_cpu_is_scored_only_per_operation(store):
-    ev = gather(*store["fio"])
+def test_cpu_is_scored_only_per_operation(fio_evidence):
+    ev = fio_evidence
     rec = recommend(ev, BUILTIN["resource-constrained"])
     cpu = next(c for c in rec.criteria if c.criterion.label == "CPU cost per operation")
     assert cpu.status == "measured" and {p["metric"] for p in cpu.points} == {"ops_per_cpu_second"}
