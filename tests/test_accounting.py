@@ -184,3 +184,24 @@ def test_a_programs_buffered_io_is_not_said_to_be_a_studys():
     note = answer_note([env])
     assert "pgbench, sqlite buffered (their own I/O, said below)" in note
     assert "study" not in note
+
+
+def test_the_databases_size_beside_ram_is_printed_and_true_of_its_workload():
+    """pgbench's policy line said 'the database's size beside RAM says whether reads could
+    reach the device', and no output printed that size; select-only was said to measure
+    'the WAL and fsync path', though it writes nothing."""
+    from fslab.fio.cachepolicy import describe_run
+    from fslab.workloads.apps.pgbench import database_vs_ram
+    MiB, GiB = 1 << 20, 1 << 30
+    tpcb = database_vs_ram(157 * MiB, 24 * GiB, "tpcb-like")
+    select = database_vs_ram(157 * MiB, 24 * GiB, "select-only")
+    assert tpcb.startswith("database 157 MiB, RAM 24576 MiB") and "WAL and fsync" in tpcb
+    assert "memory and CPU" in select and "WAL" not in select
+    assert "reads can reach the device" in database_vs_ram(20 * GiB, 24 * GiB, "select-only")
+    env = {"page_cache": "off", "filesystems": {"ext4": {}}, "workloads": {
+        "pgbench:tpcb-like": {"page_cache": "PostgreSQL's own I/O", "buffered": True,
+                              "database_vs_ram": tpcb},
+        "pgbench:select-only": {"page_cache": "PostgreSQL's own I/O", "buffered": True,
+                                "database_vs_ram": select}}}
+    lines = describe_run(env)
+    assert f"pgbench:select-only: {select}" in lines and f"pgbench:tpcb-like: {tpcb}" in lines

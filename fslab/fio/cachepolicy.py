@@ -101,6 +101,9 @@ def describe_run(environment: RunEnvironment | dict) -> list[str]:
         what = "buffered, as the studies ran"
     lines = [f"page cache {policy}: {what}", *fs_lines]
     lines += [f"{suite}: {sentence}" for suite, (sentence, _) in suites.items()]
+    # what a workload's size makes of its numbers (pgbench: the database beside RAM), per case
+    lines += [f"{key}: {w['database_vs_ram']}" for key, w in sorted(env.workloads.items())
+              if w.get("database_vs_ram")]
     daemons = env.daemons
     if daemons:
         lines.append(f"fio's own CPU figures (user %, system %, CPU seconds) leave out the "

@@ -160,7 +160,7 @@ class PgbenchSuite(Suite):
                     db_bytes = int(pg.query("SELECT pg_database_size('postgres')", settings_out))
                     ms.append(m("database_bytes", db_bytes, summary_rel))
                     settings = pg.settings(settings_out)
-                    self._say_memory(ctx, db_bytes, settings)
+                    self._say_memory(ctx, db_bytes, settings, cfg.workload)
                     devices = inst.devices if inst is not None else \
                         [d for d in [source_device_of(str(path))] if d]
                     daemon = ctx.driver.serving_daemon()
@@ -192,15 +192,25 @@ class PgbenchSuite(Suite):
         return ms
 
     @staticmethod
-    def _say_memory(ctx: UnitContext, db_bytes: int, settings: dict[str, str]) -> None:
+    def _say_memory(ctx: UnitContext, db_bytes: int, settings: dict[str, str],
+                    workload: str) -> None:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        fits = db_bytes < ram / 2
         ctx.note_workload(postgres_settings=settings, database_bytes=db_bytes, ram_bytes=ram,
-                          database_vs_ram=(
-                              f"database {db_bytes / MiB:.0f} MiB, RAM {ram / MiB:.0f} MiB: "
-                              + ("it fits in the page cache, so the run measures the WAL and "
-                                 "fsync path, not reads from the device" if fits else
-                                 "reads can reach the device")))
+                          database_vs_ram=database_vs_ram(db_bytes, ram, workload))
+
+
+def database_vs_ram(db_bytes: int, ram: int, workload: str) -> str:
+    """What the database's size beside RAM makes of a workload: one that fits in the page
+    cache reads from memory, so TPC-B-like measures its commits (WAL appends and their
+    fsyncs) and select-only, which writes nothing, memory and CPU, not the filesystem."""
+    size = f"database {db_bytes / MiB:.0f} MiB, RAM {ram / MiB:.0f} MiB: "
+    if db_bytes >= ram / 2:
+        return size + "reads can reach the device"
+    if workload == "select-only":
+        return (size + "it fits in the page cache, so select-only (no writes) measures memory "
+                "and CPU, not the filesystem's I/O")
+    return (size + "it fits in the page cache, so the run measures the WAL and fsync path, "
+            "not reads from the device")
 
 
 def _keep_gzipped(logs: list[Path], dest: Path) -> None:
