@@ -39,7 +39,7 @@ class Candidate:
     def label(self) -> str:
         return self.spec.label
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         """What a decide's plan keeps of it (STORED), beside its filesystem spec."""
         return {"label": self.label, "fs": self.spec.name, "changed": self.changed,
                 "safety": self.safety, "trades": self.trades, "effect": self.why,
