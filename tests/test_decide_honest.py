@@ -198,3 +198,17 @@ def test_a_refusal_for_the_images_size_says_so():
                             256 << 20)
     assert "this profile's 256 MiB image" in said and "--image-size" in said
     assert small_image_hint("xfs:x: mount -o nosuch refused: unknown parameter", 256 << 20) == ""
+
+
+def test_the_inverse_is_said_only_where_a_time_or_latency_is_raced():
+    """A pgbench decide raced the tps of two workloads and said '(each time or latency as
+    its inverse: higher is better)', though neither is a time: said only where one is."""
+    tps = _records({}, {"tps": (1000, "higher")})
+    two = pd.concat([tps, tps.assign(case="other")])
+    m = choose_measure(two, None)
+    assert "geometric mean over workloads of transactions per second" in m.describe()
+    assert "inverse" not in m.describe()
+    params = {"job": "dbwrite+dbread", "rw": "randrw", "rwmixread": 50, "fsync": 1}
+    synced = choose_measure(_records(params, {"write_iops": (100, "higher"),
+                                              "sync_lat_p99": (0.002, "lower")}), None)
+    assert "(each time or latency as its inverse: higher is better)" in synced.describe()

@@ -35,6 +35,7 @@ class Measure:
     the direction."""
     metrics: dict[tuple, tuple[str, ...]] = field(default_factory=dict)   # (suite, case, params) -> metrics
     better: str = "higher"
+    inverted: bool = False    # a time or latency among several metrics: raced as its inverse
 
     def names(self) -> list[str]:
         return list(dict.fromkeys(m for ms in self.metrics.values() for m in ms))
@@ -49,8 +50,11 @@ class Measure:
         if self.single:
             return labels[0]
         what = "workloads of " if len(self.metrics) > 1 else ""
+        # the inverse is said only where a time or latency is in it (pgbench's two tps
+        # were said to be turned around)
         return (f"geometric mean over {what}{', '.join(sorted(set(labels)))}"
-                + " (each time or latency as its inverse: higher is better)")
+                + (" (each time or latency as its inverse: higher is better)" if self.inverted
+                   else ""))
 
 
 def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
@@ -80,6 +84,8 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
             directions |= {g.loc[g["metric"] == m, "better"].iloc[0] for m in chosen}
     if out.single and directions:
         out.better = directions.pop()
+    else:
+        out.inverted = "lower" in directions
     return out
 
 
@@ -253,7 +259,8 @@ def advice(median: float) -> str:
         return (f"--delta {suggest:.2f} asks only what these rounds can show, and ends "
                 "the race sooner")
     return ("no --delta can ask that much (it is a fraction below 1): a longer runtime "
-            "(the job's runtime=, or --profile standard), more --max-rounds, or a quieter "
+            "(the job's runtime= or the suite's duration, or --profile standard), more "
+            "--max-rounds, or a quieter "
             "machine")
 
 
