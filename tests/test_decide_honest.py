@@ -212,3 +212,12 @@ def test_the_inverse_is_said_only_where_a_time_or_latency_is_raced():
     synced = choose_measure(_records(params, {"write_iops": (100, "higher"),
                                               "sync_lat_p99": (0.002, "lower")}), None)
     assert "(each time or latency as its inverse: higher is better)" in synced.describe()
+
+
+def test_a_hopeless_smallest_difference_is_said_in_words_not_fifteen_digits():
+    """A 27-candidate decide stopped at 3 rounds printed 'smallest difference this run could
+    find with 80% power: 105603587209214.8%'."""
+    from fslab.decide.decision import reach_text
+    assert reach_text(1056035872092.148, 3) == "over 100× (3 rounds cannot separate anything closer)"
+    assert reach_text(5.333, 3) == "533.3%" and reach_text(0.578, 4) == "57.8%"
+    assert reach_text(None, 3) == "n/a"
