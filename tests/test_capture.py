@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import gzip
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import fslab_in_process
 from fslab.capture import format as fmt
 from fslab.capture.format import InitEntry
 from fslab.capture.interpret import Interpreter
@@ -123,9 +122,8 @@ def test_another_version_is_refused_in_one_line():
         fmt.parse("fslab-replay 1\nops\n0.1 1 write 1 - 10\n0.2 1 write 1\n", "W.replay")
 
 
-def _fslab(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "fslab", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env={**os.environ})
+def _fslab(*args):
+    return fslab_in_process(*args, check=False)
 
 
 def test_capture_of_a_real_command(tmp_path):

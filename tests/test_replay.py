@@ -2,13 +2,12 @@
 and replayed with the fidelity check holding, cross-thread order, --pace, bad input."""
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import fslab_in_process
 from fslab.capture.format import Op, Replay, load
 from fslab.errors import FslabError
 from fslab.workloads.replay import check_pace, fidelity
@@ -19,8 +18,7 @@ EXAMPLES = Path(__file__).parent / "data" / "replay_examples"
 
 
 def _fslab(*args):
-    return subprocess.run([sys.executable, "-m", "fslab", *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ})
+    return fslab_in_process(*args, check=False)
 
 
 def _capture(kind: str, tmp_path: Path) -> Replay:
