@@ -2,6 +2,8 @@
 python3 is first on PATH."""
 from __future__ import annotations
 
+import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -11,16 +13,50 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.parametrize("script", ["overhead", "ingest", "stats", "decide", "noise", "replay"])
-def test_bench_script_runs_under_the_project_python(script):
+SCRIPTS = ["overhead", "ingest", "stats", "decide", "noise", "replay"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_bench_script_runs_under_the_project_python(script, tmp_path):
     # the shebang's python3 may lack fslab's dependencies: the script re-executes itself
-    # with FSLAB_PYTHON (or <repo>/.venv/bin/python, which scripts/setup creates)
+    # with FSLAB_PYTHON (or <repo>/.venv/bin/python, which scripts/setup creates); here a
+    # wrapper that notes it was run, then starts this Python
+    ran = tmp_path / "ran"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {ran}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "FSLAB_BENCH_REEXEC"}
-    env["FSLAB_PYTHON"] = sys.executable
+    env["FSLAB_PYTHON"] = str(wrapper)
     p = subprocess.run([str(REPO / "bench" / script), "--help"], capture_output=True, text=True,
                        timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(f"usage: {script}")
+    assert ran.read_text().split() == [str(REPO / "bench" / script), "--help"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_what_a_bench_script_imports_exists(script):
+    """--help answers before a script's heavy imports (a second each), so what it imports
+    is checked here, in this process: a renamed fslab function fails this test, not the
+    next person's benchmark run."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        missing = []
+        for node in ast.walk(ast.parse((REPO / "bench" / script).read_text())):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    importlib.import_module(a.name)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                module = importlib.import_module(node.module)
+                for a in node.names:
+                    if not hasattr(module, a.name):
+                        try:
+                            importlib.import_module(f"{node.module}.{a.name}")
+                        except ImportError:
+                            missing.append(f"{node.module}.{a.name}")
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    assert missing == []
 
 
 def test_readme_power_figure_is_the_one_bench_stats_printed_in_docs():
