@@ -30,6 +30,9 @@ from fslab.records import Record, canonical_params
 from fslab.store import Store
 
 # issue 12's quick run: random write ext4 ~ xfs ~250 k ops/s, btrfs 20x and zfs 70x slower
+# the tests share a module-wide fixture: one worker runs them all and makes it once
+pytestmark = pytest.mark.xdist_group("test_recommend")
+
 SPEED = {"ext4": 1.0, "xfs": 1.0, "btrfs": 0.05, "zfs": 0.014}
 # per-round jitter: ext4 and xfs interleave (no test can separate them), the others are far off
 JITTER = {"ext4": [0, .02, .04, .01, .03, .05], "xfs": [.01, .03, .05, 0, .02, .04],

@@ -22,6 +22,9 @@ from fslab.store.db import Store
 
 from corpus_data import CORPUS, s2_layout
 
+# the tests share a module-wide fixture: one worker runs them all and makes it once
+pytestmark = pytest.mark.xdist_group("test_report")
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 EVIL = '<script>alert("x")</script>&'
 
