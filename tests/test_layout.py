@@ -5,7 +5,11 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "fslab"
+# the checks share one parse of every module (_parsed): one worker runs them all
+pytestmark = pytest.mark.xdist_group("test_layout")
 
 
 @lru_cache(maxsize=None)

@@ -67,21 +67,21 @@ def python_deps() -> list[str]:
 
 
 def kernel_package() -> tuple[str, str]:
-    """(package name, version) of the newest linux-image-*-amd64 that apt knows."""
+    """(package name, version) of the newest linux-image-*-amd64 that apt knows: the one
+    Debian's linux-image-amd64 depends on, at the version it pins (one apt-cache call)."""
     override = os.environ.get("FSLAB_GUEST_KERNEL_PACKAGE")
-    name = override
-    if not name:
-        r = run(["apt-cache", "depends", "linux-image-amd64"], check=False, timeout=60)
-        m = re.search(r"Depends:\s*(linux-image-[0-9][^\s]*-amd64)\b", r.stdout)
-        if not m:
-            raise FslabError("cannot find Debian's linux-image-amd64 in apt's lists "
-                             "(run apt-get update)")
-        name = m.group(1)
-    r = run(["apt-cache", "policy", name], check=False, timeout=60)
-    m = re.search(r"Candidate:\s*(\S+)", r.stdout)
-    if not m or m.group(1) == "(none)":
-        raise FslabError(f"apt knows no version of {name} (run apt-get update)")
-    return name, m.group(1)
+    if override:
+        r = run(["apt-cache", "policy", override], check=False, timeout=60)
+        m = re.search(r"Candidate:\s*(\S+)", r.stdout)
+        if not m or m.group(1) == "(none)":
+            raise FslabError(f"apt knows no version of {override} (run apt-get update)")
+        return override, m.group(1)
+    r = run(["apt-cache", "show", "--no-all-versions", "linux-image-amd64"], check=False, timeout=60)
+    m = re.search(r"^Depends:.*?\b(linux-image-[0-9][^\s,]*-amd64) \(= ([^)\s]+)\)", r.stdout, re.M)
+    if not m:
+        raise FslabError("cannot find Debian's linux-image-amd64 in apt's lists "
+                         "(run apt-get update)")
+    return m.group(1), m.group(2)
 
 
 def _boot_scripts_digest() -> str:
