@@ -221,3 +221,63 @@ def test_a_hopeless_smallest_difference_is_said_in_words_not_fifteen_digits():
     assert reach_text(1056035872092.148, 3) == "over 100× (3 rounds cannot separate anything closer)"
     assert reach_text(5.333, 3) == "533.3%" and reach_text(0.578, 4) == "57.8%"
     assert reach_text(None, 3) == "n/a"
+
+
+JOB_30S = """[global]
+ioengine=psync
+size=16m
+runtime={runtime}
+time_based=1
+
+[writer]
+rw=randwrite
+fsync=1
+
+[reader]
+rw=randread
+
+[later]
+stonewall
+rw=read
+runtime=10
+ramp_time=2
+"""
+
+
+def test_a_job_files_duration_is_its_groups_runtimes_one_after_another(tmp_path):
+    """writer and reader run side by side (30 s), `later` after them (10 s + 2 s ramp);
+    a job bound by its size alone has no estimate, only a run can tell."""
+    from fslab.run.flags import from_flags
+    from fslab.run.dryrun import outline
+    (tmp_path / "db.fio").write_text(JOB_30S.format(runtime=30))
+    plan = from_flags(None, "ext4,xfs", None, None, 3, 1, [], None, None, False,
+                      [str(tmp_path / "db.fio")], None)
+    o = outline(plan)
+    assert [c["seconds_each"] for c in o["cases"]] == [44.0, 44.0]     # + 2 s for the filesystem
+    assert o["estimate_seconds"] == 44.0 * 2 * 3
+    (tmp_path / "sized.fio").write_text("[r]\nrw=read\nsize=16m\n")
+    plan = from_flags(None, "ext4", None, None, 3, 1, [], None, None, False,
+                      [str(tmp_path / "sized.fio")], None)
+    assert outline(plan)["cases_without_estimate"] == 1
+
+
+def test_decide_says_what_its_first_rounds_cost_before_they_run(tmp_path):
+    """The first 3 rounds always run and --budget cannot cut them short: a decide says so
+    with their estimated time, and how to shorten a long one (issue 36's note: a 30 s job
+    file at 28 candidates is 16 min a round)."""
+    from fslab.decide.request import DecideRequest
+    from fslab.run.decide import first_rounds
+    from fslab.run.dryrun import outline
+    from fslab.run.flags import from_flags
+    job = tmp_path / "db.fio"
+    for runtime, long in ((30, False), (300, True)):
+        job.write_text(JOB_30S.format(runtime=runtime))
+        plan = from_flags(None, "ext4,xfs", None, None, 3, 1, [], None, None, False, [str(job)], None)
+        line = first_rounds(outline(plan), DecideRequest(results=tmp_path, job=(job,)))
+        seconds = (runtime + 14) * 2 * 3
+        assert line.startswith("the first 3 rounds always run, before the race can stop: 6 units "
+                               "(2 candidates, 3 rounds), about ")
+        assert f"about {seconds // 60} min {seconds % 60:02d} s;" in line
+        assert "--budget counts them but cannot cut them short" in line
+        assert ("shorter: fewer candidates (--options KEY,...) or --profile smoke (shorter units: "
+                "a job file's runtime capped)" in line) is long

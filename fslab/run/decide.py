@@ -23,6 +23,7 @@ from fslab.decide.result import Decision, Verdict
 from fslab.errors import FslabError
 from fslab.plan.variants import parse_fs, spec_fields
 from fslab.run import validate
+from fslab.run.dryrun import duration_text, outline
 from fslab.run.flags import from_flags
 from fslab.run.local import LocalExecutor
 from fslab.run.schedule import Schedule
@@ -59,6 +60,9 @@ def run_decide(request: DecideRequest, console: Any) -> DecideOutcome:
             the_plan, probed = race_plan(request, MIN_BLOCKS, console)
             schedule = validate.plan(the_plan)
         store = open_store(request.results)
+    if not resume:
+        console.print(first_rounds(outline(the_plan, store, schedule=schedule), request),
+                      markup=False, highlight=False)
     remember = None if resume else DecideState.settings_patch(request.stages, request.max_candidates)
     policy = RacePolicy(the_plan, store, console, MIN_BLOCKS, remember=remember)
     executor = LocalExecutor("loop", workdir=request.workdir, rounds_policy=policy, probed=probed)
@@ -67,6 +71,33 @@ def run_decide(request: DecideRequest, console: Any) -> DecideOutcome:
     dec = later_stages(store, session.run_id, the_plan, probed, request.workdir, MIN_BLOCKS, console)
     store.update_environment(session.run_id, DecideState.decision_patch(dec.to_json()))
     return DecideOutcome(dec, store)
+
+
+def first_rounds(o: dict[str, Any], request: DecideRequest) -> str:
+    """What the race costs before it can stop, said before its first unit: the first
+    rounds always run (the tests compare within rounds from there on) and --budget
+    cannot shorten them (a 30 s job file raced over 28 candidates is 16 min a round).
+    The estimate is dry run's: earlier units of the same case in this store, else the
+    case's options."""
+    rounds, units = o["iterations"], o["units"]
+    unknown = o["cases_without_estimate"] * rounds
+    known = units - unknown
+    if known:
+        took = f"about {duration_text(o['estimate_seconds'])}" + (
+            f" for {known} of them, {unknown} with no estimate" if unknown else "")
+    else:
+        took = "how long: unknown until they run (no earlier run of these cases in this " \
+               "store; a job bound by its size alone has no estimate)"
+    line = (f"the first {rounds} rounds always run, before the race can stop: {units} units "
+            f"({len(o['filesystems'])} candidates, {rounds} rounds), {took}; --budget counts "
+            "them but cannot cut them short")
+    if o["estimate_seconds"] > 15 * 60:
+        shorter = ["fewer candidates (--options KEY,...)"]
+        if o["profile"] != "smoke":
+            shorter.append("--profile smoke (shorter units: a job file's runtime capped)"
+                           if request.job else "--profile smoke (shorter units)")
+        line += "; shorter: " + " or ".join(shorter)
+    return line
 
 
 def race_plan(request: DecideRequest, min_rounds: int, console: Any) -> tuple[plans.Plan, dict]:

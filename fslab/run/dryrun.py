@@ -182,14 +182,14 @@ def print_outline(o: dict[str, Any], console) -> None:
             console.print("    $ " + command, markup=False, soft_wrap=True)
         if c.get("grep_at"):
             console.print(f"    grep at {c['grep_at']}", markup=False)
-    total = _duration(o["estimate_seconds"]) if o["estimate_seconds"] or not o["cases_without_estimate"] \
+    total = duration_text(o["estimate_seconds"]) if o["estimate_seconds"] or not o["cases_without_estimate"] \
         else "unknown"
     more = (f" + {o['cases_without_estimate']} case(s) with no estimate (run them once at this "
             "profile and a dry run will know)" if o["cases_without_estimate"] else "")
     console.print(f"estimated duration: {total}{more} (nothing was run)", markup=False)
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     m, s = divmod(int(round(seconds)), 60)
     h, m = divmod(m, 60)
     return f"{h} h {m:02d} min" if h else f"{m} min {s:02d} s" if m else f"{s} s"

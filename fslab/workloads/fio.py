@@ -369,6 +369,13 @@ class JobFileFioCase(FioCase):
                 "job_io": self.config.io, "job_io_text": self.config.io_text(),
                 "job_notes": self.config.notes}
 
+    def estimate_seconds(self) -> float | None:
+        """The file's timed seconds as run (JobFileCase.timed_seconds) and ~2 s to make,
+        mount and tear down the filesystem, as MatrixCase's (laying its files out is not
+        counted); None when a job is bound by its size alone."""
+        timed = self.config.timed_seconds()
+        return None if timed is None else timed + 2.0
+
     def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
         cwd = self.config.prepare(directory, ctx)
         job_path.write_text(_throttled_text(self.config, ctx.spec.throttle))

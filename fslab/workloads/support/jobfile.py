@@ -318,6 +318,24 @@ class JobFileCase:
         the built-in jobs must leave this job's choice alone (the user's file wins)."""
         return self.job.explicit("direct")
 
+    def timed_seconds(self) -> float | None:
+        """How long fio runs the file as run: each job its runtime + ramp_time + startdelay,
+        the jobs of a group side by side, a group after the one before it (a stonewall or
+        wait_for_previous starts a group). None where a job has no runtime: its size alone
+        bounds it, and only a run can tell how long that takes. (A runtime= without
+        time_based is an upper bound: such a job may finish its size sooner.)"""
+        run = JobFile(self.job.path, self.text, _sections(self.job.path, self.text, 0))
+        total = group = 0.0
+        for i, (_, opts) in enumerate(run.jobs()):
+            runtime = _seconds(opts.get("runtime"))
+            if not runtime:
+                return None
+            if i and (_flag(opts, "stonewall", False) or _flag(opts, "wait_for_previous", False)):
+                total, group = total + group, 0.0
+            group = max(group, runtime + (_seconds(opts.get("ramp_time")) or 0.0)
+                        + (_seconds(opts.get("startdelay")) or 0.0))
+        return total + group
+
     def prepare(self, directory: Path, ctx: "UnitContext") -> Path:
         """The job's directories made inside the filesystem, the file as given stored
         beside the one run; returns fio's working directory (the filesystem)."""
