@@ -732,3 +732,39 @@ def test_a_run_warns_when_its_own_noise_carries_over_from_round_to_round():
     a = analyze(independent, regression=False)
     pd.testing.assert_frame_equal(a.data.drop(columns="outlier"), data)
     assert not any("rounds not independent" in ln for ln in headline_text(headline(a, independent)))
+
+
+def test_a_metric_below_its_floor_everywhere_is_described_not_ranked(tmp_path):
+    """pgbench select-only writes nothing per transaction: 0.1-0.3 B of background writes
+    on one filesystem against 0 B on the other tested significant and printed
+    "xfs ≫ ext4 (n/a)". Below the catalogue's floor (1 B) the group is described, not
+    ranked, and says why; a metric above its floor still ranks."""
+    from conftest import fslab_in_process
+    from fslab.records import Record
+    from fslab.store.db import Store
+    store = Store(tmp_path / "r")
+    run_id = store.create_run('[run]\nprofile = "smoke"\n', {}, source="test", status="finished",
+                              command="test")
+    rows = {"ext4": ([0.21, 0.25, 0.19, 0.3, 0.22], [900, 910, 905, 920, 915], 520),
+            "xfs": ([0.0, 0.0, 0.0, 0.0, 0.0], [800, 805, 790, 810, 800], 2600)}
+    store.add_records(
+        Record(run_id, "localhost", fs, "default", "pgbench", case, '{"clients":"2"}', it, metric,
+               value, "B", "lower", None, 0.0)
+        for fs, (select_only, tpcb, tpcb_bytes) in rows.items()
+        for it in range(1, 6)
+        for case, metric, value in (("select-only", "device_write_bytes_per_transaction",
+                                     select_only[it - 1]),
+                                    ("tpcb-like", "device_write_bytes_per_transaction",
+                                     tpcb_bytes + tpcb[it - 1] / 100)))
+    from fslab.results.load import load
+    a = load(store, [run_id]).analysis
+    omni = a.omnibus.set_index("case")["assumptions"]
+    assert omni["select-only"] == ("described, not ranked: every level's median is below 1 B, "
+                                   "the least that counts (none of it)")
+    assert omni["tpcb-like"] != omni["select-only"]
+    assert set(a.tiers["case"]) == {"tpcb-like"}        # only the one above its floor is ranked
+    out = fslab_in_process("report", run_id, "--results", str(tmp_path / "r")).stdout
+    assert not any("select-only" in line and ("≫" in line or "n/a" in line)
+                   for line in out.splitlines()), out
+    assert "1 more rows (latency details, CPU, unranked metrics)" in out
+    assert any("tpcb-like" in line and "ext4 ≫ xfs" in line for line in out.splitlines()), out

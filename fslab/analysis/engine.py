@@ -56,20 +56,25 @@ class Analysis:
 
 def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
             order: Sequence[str] | None = None, seed: int = 0,
-            regression: bool = True, trials: Mapping[str, str] | None = None) -> Analysis:
+            regression: bool = True, trials: Mapping[str, str] | None = None,
+            floors: Mapping[str, float] | None = None) -> Analysis:
+    """`floors`: {metric: the value below which it is none of it} (the catalogue's); a
+    group whose every level's median is below is described, not ranked."""
     factor = normalize_factor(factor)
     keys = group_columns(factor) + ["unit"]
     data = with_levels(records, factor)
     levels = _ordered_levels(data["level"].unique(), order)
     data["outlier"] = outlier_mask(data["value"], [data[c] for c in keys + ["level"]])
     directions = _directions(data, keys)
+    unranked = _below_floor(data, keys, floors or {})
+    directions.loc[list(unranked), "better"] = None
     # the same grouping as the comparisons', so the same order: one direction per group
     group_better = [b if isinstance(b, str) else None for b in directions["better"]]
     if regression:
         regression_table = regression_in_background(data, keys, seed)
     pairable = "run_id" not in factor     # rounds of different runs are unrelated
     counted = pooled_counts(data, keys, trials) if trials else {}
-    args = (data, keys, levels, group_better, pairable, seed, counted)
+    args = (data, keys, levels, group_better, pairable, seed, counted, unranked)
     # large runs: every other group is compared in a forked child, beside this process
     other_half = (forked.start(_compare_groups, *args, 1, 2)
                   if forked.worth_it("analysis", len(data)) else None)
@@ -91,7 +96,7 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
 
 def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
                     group_better: list[str | None], pairable: bool, seed: int,
-                    counted: dict, part: int, parts: int
+                    counted: dict, unranked: dict[int, str], part: int, parts: int
                     ) -> list[tuple[int, dict, list[tuple[dict, PairRow]]]]:
     """Omnibus and pairwise tests of every `parts`-th group from `part` on:
     (group number, omnibus row, (the group's key columns, pair) per pair) per group."""
@@ -104,8 +109,8 @@ def _compare_groups(data: pd.DataFrame, keys: list[str], levels: list[str],
         lv, v, it = g["level"].to_numpy(), g["value"].to_numpy(), g["iteration"].to_numpy()
         samples = {name: (v[lv == name], it[lv == name]) for name in levels if (lv == name).any()}
         omni = (asdict(omnibus({k: s[0] for k, s in samples.items()})) if better else
-                {"levels": len(samples), "assumptions": "described, not ranked: the metric has "
-                 "no better direction"})
+                {"levels": len(samples), "assumptions": unranked.get(i) or "described, not "
+                 "ranked: the metric has no better direction"})
         pooled = counted.get(group_id(key))
         pairs = (compare_counts(pooled, better, levels) if pooled else
                  compare_levels(samples, better, pairable, seed_key=(seed, *key)))
@@ -143,6 +148,23 @@ def _ordered_levels(found: Iterable[object], order: Sequence[str] | None) -> lis
         return names
     first = [o for o in order if o in names]
     return first + [f for f in names if f not in first]
+
+
+def _below_floor(data: pd.DataFrame, keys: list[str],
+                 floors: Mapping[str, float]) -> dict[int, str]:
+    """{group number: why it is not ranked} for the groups of a metric with a floor whose
+    every level's median is below it: 0.2 B written per transaction against 0 B may test
+    significant, and still be no difference anyone could use (nothing was written)."""
+    if not floors or not data["metric"].isin(list(floors)).any():
+        return {}
+    out = {}
+    for i, (key, g) in enumerate(data.groupby(keys, sort=True, dropna=False)):
+        ident = dict(zip(keys, key))
+        floor = floors.get(ident["metric"])
+        if floor is not None and g.groupby("level")["value"].median().max() < floor:
+            out[i] = (f"described, not ranked: every level's median is below {floor:g} "
+                      f"{ident['unit']}, the least that counts (none of it)")
+    return out
 
 
 def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

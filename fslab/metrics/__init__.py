@@ -20,10 +20,10 @@ This package is on the lowest floor (it imports only fslab.records): every layer
 and print a value with its unit the way every output does (format.py: 172 k ops/s).
 """
 from fslab.metrics.model import Catalogue, Metric, Role, default_label
-from fslab.metrics.lookup import (better, declared, every, find, is_detail, label, measure, of,
-                                  quantity, role, trials)
+from fslab.metrics.lookup import (better, declared, every, find, floors, is_detail, label,
+                                  measure, of, quantity, role, trials)
 from fslab.metrics.answer import answer_metric, answer_metrics, job_answer
 
 __all__ = ["Catalogue", "Metric", "Role", "answer_metric", "answer_metrics", "better",
-           "declared", "default_label", "every", "find", "is_detail", "job_answer", "label",
+           "declared", "default_label", "every", "find", "floors", "is_detail", "job_answer", "label",
            "measure", "of", "quantity", "role", "trials"]

@@ -21,7 +21,8 @@ def _accounting(operation: str) -> tuple[Metric, ...]:
         Metric("device_ios", "count"),
         # what one unit of the program's work cost the device (journal, WAL, CoW included)
         Metric(f"device_write_bytes_per_{operation}", "B", "lower",
-               label=f"device bytes written per {operation}"),
+               label=f"device bytes written per {operation}",
+               floor=1.0),       # under a byte per commit: background writes, not the work's
         Metric(f"{operation}s_per_cpu_second", f"{operation}s/CPU-s", "higher",
                label=f"{operation}s per system-wide CPU-second"),
     )

@@ -78,6 +78,16 @@ def trials(suites: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def floors(suites: Iterable[str]) -> dict[str, float]:
+    """{metric: the value below which it is none of it}, as these suites declare them."""
+    out: dict[str, float] = {}
+    for s in sorted(set(suites)):
+        c = declared(s)
+        if c:
+            out.update(c.floors())
+    return out
+
+
 def measure(suite: str, metric: str, value: float, artifact: str | None = None,
             **kw: Any) -> Measurement:
     """A Measurement of a metric `suite` declares (unit and direction from its declaration)."""

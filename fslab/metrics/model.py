@@ -32,6 +32,10 @@ class Metric:
     quantity: str = ""
     answer_rank: int | None = None
     answer_with: str | None = None
+    # below this (in its unit) a value is none of it: where every level's median is below,
+    # the metric is described, not ranked (0.2 B written per transaction against 0 B is a
+    # difference a test may find and nobody could use)
+    floor: float | None = None
 
     @property
     def family(self) -> bool:
@@ -107,6 +111,9 @@ class Catalogue:
 
     def trials(self) -> dict[str, str]:
         return {m.key: m.trials for m in self.metrics if m.trials}
+
+    def floors(self) -> dict[str, float]:
+        return {m.key: m.floor for m in self.metrics if m.floor is not None and not m.family}
 
     def measure(self, name: str, value: float, artifact: str | None = None, *,
                 ranked: bool = True, case: str | None = None,

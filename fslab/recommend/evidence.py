@@ -19,7 +19,7 @@ from fslab.records import RECORD_COLUMNS
 from fslab.results.provenance import recorded_implementations
 from fslab.store.environment import environments_of
 from fslab.errors import FslabError
-from fslab.results.load import load, declared_trials
+from fslab.results.load import declared_floors, declared_trials, load
 
 
 @dataclass
@@ -51,7 +51,8 @@ def gather(store, run_id: str, known: Analysis | None = None) -> Evidence:
         analysis = known
     else:
         records = pd.concat([records, derived], ignore_index=True)
-        analysis = analyze(records, regression=False, trials=declared_trials(records))
+        analysis = analyze(records, regression=False, trials=declared_trials(records),
+                           floors=declared_floors(records))
     outcomes, impls = fm.probe_outcomes(records, store.root)
     features_run = run_id if outcomes else None
     if not outcomes:

@@ -73,7 +73,8 @@ def parse_ref(text: str) -> tuple[str, str | None]:
 def compare_runs(a: Side, b: Side) -> Compared:
     """Both runs' records side by side, analysed with the run as the factor."""
     # here, not at the top: pandas and scipy load only when this runs
-    from fslab.results.load import declared_trials, described_not_ranked, without_failed_units
+    from fslab.results.load import (declared_floors, declared_trials, described_not_ranked,
+                                    without_failed_units)
     if a.run["run_id"] == b.run["run_id"] and Path(a.store.root).resolve() == Path(b.store.root).resolve():
         raise FslabError("compare needs two different runs", code=INPUT)
     hosts_a, hosts_b = _hosts(a), _hosts(b)
@@ -98,7 +99,7 @@ def compare_runs(a: Side, b: Side) -> Compared:
         parts.append(recs)
     records = described_not_ranked(pd.concat(parts, ignore_index=True))
     analysis = analyze(records, factor="run_id", order=[a.label, b.label], regression=False,
-                       trials=declared_trials(records))
+                       trials=declared_trials(records), floors=declared_floors(records))
     rows = comparison_rows(analysis, a.label, b.label)
     if rows.empty:
         raise FslabError(f"runs {a.label} and {b.label} share no ranked case and metric to "

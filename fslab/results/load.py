@@ -49,7 +49,8 @@ def load(store, run_ids: Sequence[str] | None, factor=FS_FACTOR, order: Sequence
         raise FslabError(f"run {', '.join(ids)} has no records of a unit that finished")
     runs = [store.run(r) for r in ids]
     return Loaded(runs, records, analyze(records, factor=factor, order=order, regression=regression,
-                                         trials=declared_trials(records)),
+                                         trials=declared_trials(records),
+                                         floors=declared_floors(records)),
                   failed)
 
 
@@ -57,6 +58,12 @@ def declared_trials(records: pd.DataFrame) -> dict[str, str]:
     """{metric: the metric counting its trials}, as the suites of these records declare
     them (fslab.metrics): the analysis pools those counts over rounds."""
     return metrics.trials(set(records["suite"]))
+
+
+def declared_floors(records: pd.DataFrame) -> dict[str, float]:
+    """{metric: the value below which it is none of it}, as the suites of these records
+    declare them (fslab.metrics): the analysis describes, not ranks, a group all below."""
+    return metrics.floors(set(records["suite"]))
 
 
 def described_not_ranked(records: pd.DataFrame) -> pd.DataFrame:
