@@ -102,6 +102,9 @@ def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path):
     assert said["postgres_settings"]["synchronous_commit"] == "on"
     assert said["postgres_settings"]["full_page_writes"] == "on"
     assert "RAM" in said["database_vs_ram"]
+    # the small database is in the page cache: select-only's I/O never reaches the filesystem
+    assert said["filesystem_io"] is True
+    assert env["workloads"]["pgbench:select-only"]["filesystem_io"] is False
     # the raw output is kept: pgbench's summary, the server's log, every transaction
     run_dir = next((results / "runs").iterdir())
     assert list(run_dir.rglob("pgbench.txt")) and list(run_dir.rglob("transactions.log.gz"))

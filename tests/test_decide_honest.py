@@ -281,3 +281,31 @@ def test_decide_says_what_its_first_rounds_cost_before_they_run(tmp_path):
         assert "--budget counts them but cannot cut them short" in line
         assert ("shorter: fewer candidates (--options KEY,...) or --profile smoke (shorter units: "
                 "a job file's runtime capped)" in line) is long
+
+
+def test_a_raced_workload_that_reached_no_filesystem_is_said_beside_the_decision():
+    """`decide --suite pgbench` races the geometric mean of TPC-B-like and select-only; with
+    the database in the page cache select-only writes and reads nothing on the filesystem
+    (memory and CPU): said, with how to race the commit path alone."""
+    from decision_data import decision
+    from fslab.run.decide import not_the_filesystem
+    from fslab.store.environment import RunEnvironment
+    from fslab.workloads.apps.pgbench import database_vs_ram
+    fits = database_vs_ram(16 << 20, 24 << 30, "select-only")
+    env = RunEnvironment({"workloads": {
+        "pgbench:select-only": {"database_vs_ram": fits, "filesystem_io": False},
+        "pgbench:tpcb-like": {"database_vs_ram": database_vs_ram(16 << 20, 24 << 30, "tpcb-like"),
+                              "filesystem_io": True}}})
+    both = decision(metric="geometric mean over workloads of transactions per second",
+                    metrics={'pgbench:select-only {"clients":"2"}': "tps",
+                             'pgbench:tpcb-like {"clients":"2"}': "tps"})
+    assert not_the_filesystem(env, both) == [
+        f"note: pgbench:select-only: {fits}; it is in the race's geometric mean over workloads "
+        "of transactions per second beside pgbench:tpcb-like: to race those alone, a plan "
+        "(--plan) whose suite lists only them"]
+    assert "measures memory and CPU, not the filesystem's I/O" in fits
+    one = decision(metrics={'pgbench:tpcb-like {"clients":"2"}': "tps"})
+    assert not_the_filesystem(env, one) == []
+    # a store written before units said it: nothing is claimed
+    assert not_the_filesystem(RunEnvironment({"workloads": {"pgbench:select-only": {
+        "database_vs_ram": fits}}}), both) == []

@@ -69,8 +69,27 @@ def run_decide(request: DecideRequest, console: Any) -> DecideOutcome:
     session = RunSession(the_plan, store, console, resume=resume, schedule=schedule)
     session.run(executor, summary=False)
     dec = later_stages(store, session.run_id, the_plan, probed, request.workdir, MIN_BLOCKS, console)
+    for line in not_the_filesystem(RunEnvironment.of_run(store.run(session.run_id)), dec):
+        console.print(line, markup=False, highlight=False)
     store.update_environment(session.run_id, DecideState.decision_patch(dec.to_json()))
     return DecideOutcome(dec, store)
+
+
+def not_the_filesystem(env: RunEnvironment, dec: Decision) -> list[str]:
+    """A line per raced workload whose units said no I/O of theirs reached the filesystem
+    (pgbench select-only with the database in the page cache: memory and CPU): in a
+    geometric mean with the others it dilutes what the race compares."""
+    raced = {key.split(" ", 1)[0] for key in dec.metrics}
+    quiet = sorted(k for k, w in env.workloads.items() if k in raced and w.get("filesystem_io") is False)
+    others = ", ".join(sorted(raced - set(quiet)))
+    lines = []
+    for k in quiet:
+        line = f"note: {k}: {env.workloads[k].get('database_vs_ram') or 'none of its I/O reached the filesystem'}"
+        if others:
+            line += (f"; it is in the race's {dec.metric} beside {others}: to race those alone, "
+                     "a plan (--plan) whose suite lists only them")
+        lines.append(line)
+    return lines
 
 
 def first_rounds(o: dict[str, Any], request: DecideRequest) -> str:
