@@ -20,6 +20,19 @@ pytestmark = [pytest.mark.e2e, needs_root()]
 SHORT = 2      # seconds of pgbench / SQLite per unit: CI has a time budget
 
 
+@pytest.fixture
+def work():
+    """The run's work directory, outside pytest's base temp: the programs run as their own
+    users, whom fslab lets walk down to it (o+x on each parent), and any other pytest
+    session starting meanwhile takes that back from /tmp/pytest-of-root (pytest makes it
+    0700 again), which failed a PostgreSQL start with 'Permission denied'."""
+    import shutil
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix="fslab-apps-test-", dir="/var/tmp"))
+    yield d / "work"
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def _plan(tmp_path: Path, fs: str, suites: str, iterations: int = 1) -> Path:
     plan = tmp_path / "plan.toml"
     fss = "".join(f'[[filesystem]]\nname = "{f}"\n' for f in fs.split(","))
@@ -68,8 +81,7 @@ def _values(results: Path, metric: str) -> dict[tuple, float]:
         "SELECT fs, \"case\", value FROM records WHERE metric = ?", (metric,))}
 
 
-def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path):
-    work = tmp_path / "work"
+def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path, work):
     plan = _plan(tmp_path, "ext4,xfs",
                  f'[[suite]]\nkind = "pgbench"\nduration = {SHORT}\nclients = 2\n'
                  f'[[suite]]\nkind = "sqlite"\nduration = {SHORT}\n', iterations=2)
@@ -124,8 +136,7 @@ def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path):
     assert not leftovers(str(work)) and not _servers(str(work))
 
 
-def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results, tmp_path):
-    work = tmp_path / "work"
+def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results, tmp_path, work):
     plan = _plan(tmp_path, "ext4,xfs",
                  '[[suite]]\nkind = "pgbench"\nworkloads = ["tpcb-like"]\nduration = 8\n'
                  'clients = 2\n')
@@ -156,8 +167,7 @@ def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results
     assert json.loads((state_dir / "resources.json").read_text() or "[]") == []
 
 
-def test_ctrl_c_stops_the_server_and_resume_finishes(state_dir, results, tmp_path):
-    work = tmp_path / "work"
+def test_ctrl_c_stops_the_server_and_resume_finishes(state_dir, results, tmp_path, work):
     plan = _plan(tmp_path, "ext4",
                  '[[suite]]\nkind = "pgbench"\nworkloads = ["select-only"]\nduration = 6\n')
     proc = subprocess.Popen([*fslab_cmd(), "run", str(plan), "--results", str(results),
@@ -181,8 +191,7 @@ def test_ctrl_c_stops_the_server_and_resume_finishes(state_dir, results, tmp_pat
     assert not leftovers(str(work)) and not _servers(str(work))
 
 
-def test_dbench_and_db_bench_on_ext4(state_dir, results, tmp_path):
-    work = tmp_path / "work"
+def test_dbench_and_db_bench_on_ext4(state_dir, results, tmp_path, work):
     plan = _plan(tmp_path, "ext4",
                  '[[suite]]\nkind = "dbench"\nclients = 2\nduration = 2\n'
                  '[[suite]]\nkind = "rocksdb"\nworkloads = ["fillrandom", "overwrite-sync", '
