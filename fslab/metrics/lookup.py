@@ -1,12 +1,14 @@
-"""Questions to the catalogue: a metric's label, role, direction, quantity, trials."""
+"""Questions to the catalogue: a metric's label, role, direction, quantity, trials, floor."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from fslab.metrics.declared import EARLIER, SUITES
 from fslab.metrics.model import Catalogue, Metric, Role, default_label
 from fslab.records import Better, Measurement
+
+T = TypeVar("T")
 
 
 def _merged(*catalogues: Catalogue) -> Catalogue:
@@ -70,21 +72,20 @@ def quantity(metric: str, suite: str | None = None) -> str:
 
 def trials(suites: Iterable[str]) -> dict[str, str]:
     """{metric: the metric counting its trials}, as these suites declare them."""
-    out: dict[str, str] = {}
-    for s in sorted(set(suites)):
-        c = declared(s)
-        if c:
-            out.update(c.trials())
-    return out
+    return _of_suites(suites, Catalogue.trials)
 
 
 def floors(suites: Iterable[str]) -> dict[str, float]:
     """{metric: the value below which it is none of it}, as these suites declare them."""
-    out: dict[str, float] = {}
+    return _of_suites(suites, Catalogue.floors)
+
+
+def _of_suites(suites: Iterable[str], part: Callable[[Catalogue], dict[str, T]]) -> dict[str, T]:
+    out: dict[str, T] = {}
     for s in sorted(set(suites)):
         c = declared(s)
         if c:
-            out.update(c.floors())
+            out.update(part(c))
     return out
 
 
