@@ -220,6 +220,8 @@ def test_a_hopeless_smallest_difference_is_said_in_words_not_fifteen_digits():
     from fslab.decide.decision import reach_text
     assert reach_text(1056035872092.148, 3) == "over 100× (3 rounds cannot separate anything closer)"
     assert reach_text(5.333, 3) == "533.3%" and reach_text(0.578, 4) == "57.8%"
+    assert reach_text(87.524, 3) == "89× (a 8752% difference)"     # printed '8752.4%'
+    assert reach_text(9.0, 3) == "10× (a 900% difference)"
     assert reach_text(None, 3) == "n/a"
 
 

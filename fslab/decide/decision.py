@@ -192,11 +192,14 @@ def narrative(dec: Decision) -> list[str]:
 
 
 def reach_text(x: float | None, rounds: int) -> str:
-    """The smallest detectable difference in words: a percent, or past 100x no digits
-    (3 rounds of 27 candidates, Holm over 351 pairs on 2 degrees of freedom, printed
-    "105603587209214.8%": true of the model, and nothing a person can read)."""
+    """The smallest detectable difference in words: a percent up to 900%, a ratio from 10×
+    ("8752.4%" is 89×), and past 100× no digits (3 rounds of 27 candidates, Holm over 351
+    pairs on 2 degrees of freedom, printed "105603587209214.8%": true of the model, and
+    nothing a person can read)."""
     if x is not None and x >= 99:
         return f"over 100× ({rounds} rounds cannot separate anything closer)"
+    if x is not None and x >= 9:
+        return f"{ratio_text(1 + x)} (a {x:.0%} difference)"
     return pct(x)
 
 
