@@ -303,8 +303,8 @@ def test_a_raced_workload_that_reached_no_filesystem_is_said_beside_the_decision
                              'pgbench:tpcb-like {"clients":"2"}': "tps"})
     assert not_the_filesystem(env, both) == [
         f"note: pgbench:select-only: {fits}; it is in the race's geometric mean over workloads "
-        "of transactions per second beside pgbench:tpcb-like: to race those alone, a plan "
-        "(--plan) whose suite lists only them"]
+        "of transactions per second beside pgbench:tpcb-like: to race those alone, a plan file "
+        "(fslab decide PLAN.toml ...) whose [[suite]] lists only them"]
     assert "measures memory and CPU, not the filesystem's I/O" in fits
     one = decision(metrics={'pgbench:tpcb-like {"clients":"2"}': "tps"})
     assert not_the_filesystem(env, one) == []

@@ -87,7 +87,7 @@ def not_the_filesystem(env: RunEnvironment, dec: Decision) -> list[str]:
         line = f"note: {k}: {env.workloads[k].get('database_vs_ram') or 'none of its I/O reached the filesystem'}"
         if others:
             line += (f"; it is in the race's {dec.metric} beside {others}: to race those alone, "
-                     "a plan (--plan) whose suite lists only them")
+                     "a plan file (fslab decide PLAN.toml ...) whose [[suite]] lists only them")
         lines.append(line)
     return lines
 
