@@ -142,3 +142,23 @@ def test_one_label_rule_for_a_variant_everywhere():
     records = pd.DataFrame({"fs": ["ext4", "zfs"], "variant": ["default", "dedup"]})
     assert ([s.label for s in plan.filesystem] == [v.label for v in parsed]
             == list(level_labels(records, FS_FACTOR)) == ["ext4", "zfs:dedup"])
+
+
+def test_many_filesystems_options_are_a_row_each_in_the_terminal():
+    """A 27-candidate decide's report folded every name and option into 3-letter slivers
+    (a column per candidate); past 6 the table has a row per filesystem."""
+    from rich.console import Console
+    from fslab.report.options import print_table
+    names = [f"ext4:inode_readahead_blks-{2 ** i}" for i in range(27)]
+    columns = [(n, {"mkfs": "", "mount": f"inode_readahead_blks={2 ** i}"}) for i, n in enumerate(names)]
+    console = Console(width=160, record=True, color_system=None)
+    print_table(columns, console)
+    lines = console.export_text().splitlines()
+    assert any("filesystem" in line and "mkfs options" in line and "mount options" in line
+               for line in lines)
+    for i, n in enumerate(names):
+        assert any(n in line and f"inode_readahead_blks={2 ** i}" in line and "defaults" in line
+                   for line in lines), n
+    few = Console(width=160, record=True, color_system=None)
+    print_table(columns[:2], few)         # a few keep a column each, a row per kind of option
+    assert any(line.lstrip("│ ").startswith("mount options") for line in few.export_text().splitlines())

@@ -104,6 +104,11 @@ def table(columns: list[tuple[str, dict[str, str]]]) -> tuple[list[str], list[li
     return header, rows
 
 
+# past this many filesystems the terminal table turns: one row per filesystem (27 columns
+# of a decide's candidates folded every name and option into 3-letter slivers)
+MOST_COLUMNS = 6
+
+
 def print_table(columns: list[tuple[str, dict[str, str]]], console: Console,
                 title: str = "Options per filesystem") -> None:
     if not columns:
@@ -111,6 +116,9 @@ def print_table(columns: list[tuple[str, dict[str, str]]], console: Console,
     from rich.markup import escape
     from rich.table import Table
     header, rows = table(columns)
+    if len(columns) > MOST_COLUMNS:
+        header, rows = (["filesystem", *(r[0] for r in rows)],
+                        [[name, *(r[i + 1] for r in rows)] for i, name in enumerate(header[1:])])
     t = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
     for h in header:
         t.add_column(escape(h), overflow="fold")
