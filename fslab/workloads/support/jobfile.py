@@ -97,8 +97,7 @@ class JobFile:
         out: list[list[tuple[str, dict[str, str | None]]]] = []
         group, last = 0, None
         for i, (name, opts) in enumerate(self.jobs()):
-            if i and (_flag(opts, "stonewall", False) or _flag(opts, "wait_for_previous", False)
-                      or _flag(opts, "new_group", False)):
+            if i and (_waits_for_previous(opts) or _flag(opts, "new_group", False)):
                 group += 1
             if _flag(opts, "group_reporting", False) and out and last == group:
                 out[-1].append((name, opts))
@@ -330,7 +329,7 @@ class JobFileCase:
             runtime = _seconds(opts.get("runtime"))
             if not runtime:
                 return None
-            if i and (_flag(opts, "stonewall", False) or _flag(opts, "wait_for_previous", False)):
+            if i and _waits_for_previous(opts):
                 total, group = total + group, 0.0
             group = max(group, runtime + (_seconds(opts.get("ramp_time")) or 0.0)
                         + (_seconds(opts.get("startdelay")) or 0.0))
@@ -473,6 +472,11 @@ def _flag(opts: dict[str, str | None], key: str, default: bool) -> bool:
         return default
     v = opts[key]
     return v is None or v.strip().lower() not in ("0", "false", "no", "off")
+
+
+def _waits_for_previous(opts: dict[str, str | None]) -> bool:
+    """A job fio starts only after the jobs before it end (stonewall, wait_for_previous)."""
+    return _flag(opts, "stonewall", False) or _flag(opts, "wait_for_previous", False)
 
 
 def _engine(opts: dict[str, str | None]) -> str:
