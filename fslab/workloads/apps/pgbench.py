@@ -199,7 +199,12 @@ class PgbenchSuite(Suite):
         # reaches the filesystem (decide says so of a race that includes it)
         ctx.note_workload(postgres_settings=settings, database_bytes=db_bytes, ram_bytes=ram,
                           database_vs_ram=database_vs_ram(db_bytes, ram, workload),
-                          filesystem_io=not (workload == "select-only" and db_bytes < ram / 2))
+                          filesystem_io=not (workload == "select-only" and fits_in_memory(db_bytes, ram)))
+
+
+def fits_in_memory(db_bytes: int, ram: int) -> bool:
+    """The database fits in the page cache beside the server (under half of RAM)."""
+    return db_bytes < ram / 2
 
 
 def database_vs_ram(db_bytes: int, ram: int, workload: str) -> str:
@@ -207,7 +212,7 @@ def database_vs_ram(db_bytes: int, ram: int, workload: str) -> str:
     cache reads from memory, so TPC-B-like measures its commits (WAL appends and their
     fsyncs) and select-only, which writes nothing, memory and CPU, not the filesystem."""
     size = f"database {db_bytes / MiB:.0f} MiB, RAM {ram / MiB:.0f} MiB: "
-    if db_bytes >= ram / 2:
+    if not fits_in_memory(db_bytes, ram):
         return size + "reads can reach the device"
     if workload == "select-only":
         return (size + "it fits in the page cache, so select-only (no writes) measures memory "
