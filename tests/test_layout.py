@@ -23,6 +23,17 @@ def tree_of(path: Path) -> ast.Module:
     return _parsed(path.read_text())
 
 
+@lru_cache(maxsize=None)
+def _walked(tree: ast.Module) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(tree))
+
+
+def nodes_of(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of the module's tree (ast.walk's order), walked once: the checks each
+    visit every module's every node, and ast.walk's generator was most of their time."""
+    return _walked(tree_of(path))
+
+
 def modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
     for p in package.rglob("*.py"):
@@ -47,7 +58,7 @@ def import_sites(package: Path = PACKAGE) -> dict[str, list[tuple[int, str]]]:
     sites: dict[str, list[tuple[int, str]]] = {m: [] for m in mods}
     for mod, path in mods.items():
         pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        for node in ast.walk(tree_of(path)):
+        for node in nodes_of(path):
             targets = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -261,7 +272,7 @@ def driver_questions(path: Path) -> list[str]:
     filesystem name (==, !=, in, startswith), or touches an attribute `.pool`."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(tree_of(path)):
+    for node in nodes_of(path):
         names: set[str] = set()
         if isinstance(node, ast.Compare) and any(
                 isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
@@ -363,7 +374,7 @@ def _emitting(tree: ast.AST) -> tuple[set[str], set[str]]:
     parameter is `metric` (`def m(metric, value)`), and aliases of a catalogue's measure
     (`m = self.metrics.measure`)."""
     helpers, aliases = set(), set()
-    for n in ast.walk(tree):
+    for n in _walked(tree):
         if isinstance(n, ast.FunctionDef) and n.args.args and n.args.args[0].arg == "metric":
             helpers.add(n.name)
         elif (isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
@@ -379,7 +390,7 @@ def emitted(rel: str) -> list[tuple]:
     tree = tree_of(PACKAGE.parent / rel)
     helpers, aliases = _emitting(tree)
     found = []
-    for node in ast.walk(tree):
+    for node in nodes_of(PACKAGE.parent / rel):
         if not (isinstance(node, ast.Call) and node.args):
             continue
         fn = _call_name(node)
@@ -459,7 +470,7 @@ def _metricish(node: ast.AST) -> bool:
 def used_names(path: Path) -> list[tuple[int, ast.AST]]:
     """Metric names an output picks by name: compared with a metric, or in an .isin() on one."""
     found = []
-    for node in ast.walk(tree_of(path)):
+    for node in nodes_of(path):
         sides = []
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
                                                  for op in node.ops):
@@ -507,7 +518,7 @@ def meanings_outside_the_catalogue(path: Path, names: set[str]) -> list[str]:
     fslab/metrics."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(tree_of(path)):
+    for node in nodes_of(path):
         if isinstance(node, ast.Dict):
             elts = node.keys
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
@@ -567,9 +578,8 @@ def literal_meanings(path: Path, units: set[str], names) -> list[str]:
     string node names a metric. Comparisons with a direction, arrows keyed by one and
     sentences that say one bind none to a metric."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
-    tree = tree_of(path)
     words = DIRECTION_WORDS | units
-    kept = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+    kept = {t.id for n in nodes_of(path) if isinstance(n, (ast.Assign, ast.AnnAssign))
             and n.value is not None and _strings(n.value) & DIRECTION_WORDS
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
             if isinstance(t, ast.Name)}
@@ -578,7 +588,7 @@ def literal_meanings(path: Path, units: set[str], names) -> list[str]:
     def hit(node, what):
         found.append(f"{rel}:{node.lineno}: {what}")
 
-    for node in ast.walk(tree):
+    for node in nodes_of(path):
         if isinstance(node, ast.Call):
             args = [*node.args, *(k.value for k in node.keywords)]
             if _call_name(node) == "Measurement":
@@ -665,7 +675,7 @@ def environment_by_key(path: Path) -> list[str]:
     (`run["environment"]`, `run.get("environment")`) instead of RunEnvironment.of_run."""
     rel = path.relative_to(PACKAGE.parent).as_posix()
     found = []
-    for node in ast.walk(tree_of(path)):
+    for node in nodes_of(path):
         key = None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             key = node.slice
