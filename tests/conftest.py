@@ -1,6 +1,7 @@
 """Shared fixtures: an isolated state dir and results dir per test, and a leftover check."""
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import shutil
@@ -97,6 +98,17 @@ def pytest_configure(config):
             os.environ.pop(var, None)
         else:
             os.environ[var] = value
+    if hasattr(config, "workerinput"):
+        # registered first, so run last: after every other exit handler (pytest's
+        # temporary directories), a worker whose results are all sent ends at once;
+        # freeing its million objects one by one kept the run waiting 0.5 s
+        atexit.register(_exit_now)
+
+
+def _exit_now() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @pytest.fixture
