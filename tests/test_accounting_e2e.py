@@ -78,6 +78,9 @@ def test_device_bytes_match_a_known_job(fs, state_dir, results, tmp_path):
     if env["filesystems"][fs].get("daemon"):       # zfs-fuse: its CPU is accounted separately
         assert "primarycache=metadata" in policy
         assert v[("r16", "daemon_cpu_seconds")] > 0
+        # what the units ran on is read back after the policy set it (it said "all")
+        in_effect = env["filesystems"][fs]["in_effect"]["properties"]["primarycache"]
+        assert in_effect == {"value": "metadata", "source": "local"}
     assert not leftovers(str(tmp_path))
 
 

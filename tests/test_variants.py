@@ -162,3 +162,17 @@ def test_many_filesystems_options_are_a_row_each_in_the_terminal():
     few = Console(width=160, record=True, color_system=None)
     print_table(columns[:2], few)         # a few keep a column each, a row per kind of option
     assert any(line.lstrip("│ ").startswith("mount options") for line in few.export_text().splitlines())
+
+
+def test_options_in_effect_name_options_not_the_runs_mount_point():
+    """A zfs unit reads back every property with its source: the options table shows the
+    ones set on the dataset (the cache policy's primarycache), not where it was mounted
+    (a directory of the run's, gone after it: the default run's table showed only that)."""
+    from fslab.report.options import in_effect_text
+    info = {"implementation": "zfs-fuse", "properties": {
+        "mountpoint": {"value": "/var/tmp/fslab-6ua11pip/mnt-zfs-default-1", "source": "local"},
+        "primarycache": {"value": "metadata", "source": "local"},
+        "recordsize": {"value": "128K", "source": "default"}}}
+    assert in_effect_text(info) == "primarycache=metadata"
+    assert in_effect_text({"mount_options": "rw,noatime", "super_options": "rw,data=ordered"}) \
+        == "rw,noatime,data=ordered"

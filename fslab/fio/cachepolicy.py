@@ -55,6 +55,9 @@ class Applied:
     options: dict[str, str]
     cold_after_layout: bool
     description: str
+    # the filesystem's driver set a property of its own for the policy (ZFS's
+    # primarycache): what was in effect at mount is no longer what the unit runs on
+    changed_filesystem: bool = False
 
 
 def apply(policy: str, options: dict[str, str], directory: str, device: str | None,
@@ -65,16 +68,16 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
         return Applied(opts, False, "buffered I/O: page cache on, as the reference studies ran")
     # a cache of the filesystem's own (ZFS's ARC, also behind O_DIRECT on zfs-fuse) goes first
     own = driver.keep_data_uncached(inst) if inst is not None else None
-    also = f", {own}" if own else ""
+    also, changed = (f", {own}", True) if own else ("", False)
     if "direct" in opts:   # the plan chose; the counters will say what that measured
-        return Applied(opts, False, f"direct={opts['direct']} as the plan set{also}")
+        return Applied(opts, False, f"direct={opts['direct']} as the plan set{also}", changed)
     if accepts_o_direct(directory, device):
         opts["direct"] = "1"   # (end_fsync stays: metadata written at the end is part of the cost)
-        return Applied(opts, False, f"direct I/O (O_DIRECT){also}")
+        return Applied(opts, False, f"direct I/O (O_DIRECT){also}", changed)
     return Applied(opts, inst is not None,
                    f"{driver.name} refuses O_DIRECT: buffered, caches dropped between layout "
                    f"and measurement{also}; re-reads within one run can still come from the "
-                   "page cache (see device ÷ fio bytes read)")
+                   "page cache (see device ÷ fio bytes read)", changed)
 
 
 def describe_run(environment: RunEnvironment | dict) -> list[str]:

@@ -68,6 +68,10 @@ def differing(runs: list[dict]) -> list[str]:
     return list(dict.fromkeys(labels))
 
 
+# where the dataset was mounted (a directory of the run's, gone after it): not an option
+PLACES = {"mountpoint"}
+
+
 def in_effect_text(info: dict[str, Any] | None) -> str:
     """The mount's options as the kernel lists them, and properties set on the dataset."""
     if not info:
@@ -78,6 +82,8 @@ def in_effect_text(info: dict[str, Any] | None) -> str:
             if o and o not in bits:
                 bits.append(o)
     for k, v in sorted((info.get("properties") or {}).items()):
+        if k in PLACES:
+            continue
         if isinstance(v, dict):   # a unit's record: every property with its source
             if v.get("source") == "local":
                 bits.append(f"{k}={v.get('value')}")

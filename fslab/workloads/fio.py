@@ -328,6 +328,9 @@ class MatrixCase(FioCase):
                                    ctx.driver, inst)
         opts = _throttled(policy.options, ctx.spec.throttle)
         _describe_policy(ctx, policy.description, daemon)
+        if policy.changed_filesystem and inst is not None:   # read back what the unit runs on
+            ctx.environment.setdefault("filesystem", {})["in_effect"] = \
+                ctx.driver.effective_options(inst)
         job_path.write_text(job_text(self.name, opts, str(directory), device))
         if device is None:   # lay the files out first: the counters cover only the job
             # writing its files: 10 MiB/s at worst (never the measured job's override)
