@@ -20,7 +20,7 @@ NO_DIFFERENCE = "no significant difference"
 LEGEND = ("≈ not told apart, ≫ each pair across it significantly apart (Holm), [a] [ab]: "
           "a shared letter = not told apart, (×) ratio to the best")
 LETTERS_NOTE = ("[a], [ab] ...: filesystems that share a letter are not told apart by their "
-                "Holm-corrected test; two with no letter in common are")
+                "Holm-corrected test; two with no letter in common are told apart")
 
 
 def ranking_text(t: dict, numbered_why: str | None = None) -> str:
