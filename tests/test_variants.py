@@ -166,13 +166,14 @@ def test_many_filesystems_options_are_a_row_each_in_the_terminal():
 
 def test_options_in_effect_name_options_not_the_runs_mount_point():
     """A zfs unit reads back every property with its source: the options table shows the
-    ones set on the dataset (the cache policy's primarycache), not where it was mounted
-    (a directory of the run's, gone after it: the default run's table showed only that)."""
+    ones set on the dataset (the cache policy's primarycache) and those that shape its
+    speed at their defaults, not where it was mounted (a directory of the run's, gone
+    after it: the default run's table showed only that)."""
     from fslab.report.options import in_effect_text
     info = {"implementation": "zfs-fuse", "properties": {
         "mountpoint": {"value": "/var/tmp/fslab-6ua11pip/mnt-zfs-default-1", "source": "local"},
         "primarycache": {"value": "metadata", "source": "local"},
         "recordsize": {"value": "128K", "source": "default"}}}
-    assert in_effect_text(info) == "primarycache=metadata"
+    assert in_effect_text(info) == "primarycache=metadata,recordsize=128K"
     assert in_effect_text({"mount_options": "rw,noatime", "super_options": "rw,data=ordered"}) \
         == "rw,noatime,data=ordered"

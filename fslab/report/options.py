@@ -70,6 +70,11 @@ def differing(runs: list[dict]) -> list[str]:
 
 # where the dataset was mounted (a directory of the run's, gone after it): not an option
 PLACES = {"mountpoint"}
+# a dataset's properties that shape its speed, shown at their default values too (as the
+# kernel's mount options show relatime): zfs-fuse's and OpenZFS's defaults differ.
+# primarycache only where set: the cache policy sets it after the mount, and stores
+# written before its value was read back again hold the mount's "all"
+SPEED_PROPERTIES = {"recordsize", "compression", "atime", "sync"}
 
 
 def in_effect_text(info: dict[str, Any] | None) -> str:
@@ -85,7 +90,7 @@ def in_effect_text(info: dict[str, Any] | None) -> str:
         if k in PLACES:
             continue
         if isinstance(v, dict):   # a unit's record: every property with its source
-            if v.get("source") == "local":
+            if v.get("source") == "local" or k in SPEED_PROPERTIES:
                 bits.append(f"{k}={v.get('value')}")
         elif v is not None:       # the probe's: the asked ones only
             bits.append(f"{k}={v}")
