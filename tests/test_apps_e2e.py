@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sqlite3
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -117,6 +118,14 @@ def test_pgbench_and_sqlite_on_ext4_and_xfs(state_dir, results, tmp_path, work):
     # the small database is in the page cache: select-only's I/O never reaches the filesystem
     assert said["filesystem_io"] is True
     assert env["workloads"]["pgbench:select-only"]["filesystem_io"] is False
+    # the dry run's duration from the options is what a unit took (was 2.4x too long)
+    dry = json.loads(run_fslab("run", str(plan), "--dry-run", "--json", "--results",
+                               str(tmp_path / "none")).stdout)
+    said_s = next(c["seconds_each"] for c in dry["cases"]
+                  if c["suite"] == "pgbench" and c["filesystem"] == "ext4")
+    took = [f - s for s, f in sqlite3.connect(results / "fslab.sqlite").execute(
+        "SELECT started, finished FROM units WHERE suite = 'pgbench'")]
+    assert 0.5 <= statistics.median(took) / said_s <= 1.6, (took, said_s)
     # the raw output is kept: pgbench's summary, the server's log, every transaction
     run_dir = next((results / "runs").iterdir())
     assert list(run_dir.rglob("pgbench.txt")) and list(run_dir.rglob("transactions.log.gz"))

@@ -42,7 +42,8 @@ def _columns(g, params: str = "{}", suite: str | None = None) -> list[str]:
 # Profiles too short for their numbers to mean anything (fslab/plan/profiles.py says so):
 # their tables, printed before the answer tests anything, say it beside the numbers, since a
 # smoke run's 2.4x between two filesystems reverses in the next one.
-NOT_MEANINGFUL = {"smoke": "smoke profile (1 s runs): not meaningful, a next run may reverse them"}
+NOT_MEANINGFUL = {"smoke": "smoke profile (seconds-long runs on small data): not meaningful, a next "
+                         "run may reverse them"}
 
 
 def print_run_summary(store, run_id: str, console: Console) -> None:

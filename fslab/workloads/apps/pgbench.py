@@ -122,8 +122,10 @@ class PgbenchSuite(Suite):
 
     def estimate_seconds(self, case: Case) -> float | None:
         cfg: PgbenchConfig = case.config
-        # mkfs, initdb and start ~5 s; pgbench -i ~1 s per scale unit on this machine
-        return 8.0 + 1.0 * cfg.scale + cfg.duration_s
+        # mkfs, initdb, start and stop ~2 s; pgbench -i ~0.2 s per scale unit: units of
+        # 5.0 s at scale 1 for 3 s and 13.4 s at scale 10 for 10 s on this project's
+        # 2-core machine (ext4 on a loop image; was 8 s + 1 s per scale: 2.4x too long)
+        return 2.0 + 0.2 * cfg.scale + cfg.duration_s
 
     def cache_policy(self, page_cache: str) -> CacheUse:
         return CacheUse("PostgreSQL's own I/O at every policy: buffered through the page "
