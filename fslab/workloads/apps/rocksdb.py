@@ -127,8 +127,11 @@ class RocksdbSuite(Suite):
 
     def estimate_seconds(self, case: Case) -> float | None:
         cfg: RocksConfig = case.config
-        fill = cfg.keys / 200_000          # ~240 k puts/s here
-        return 3.0 + fill + (cfg.duration_s if WORKLOADS[cfg.workload][2] else 0)
+        # the fill at ~120,000 puts/s beside the timed run: units of 0.4 s and 3.4 s
+        # (fillrandom, 50,000 and 500,000 keys), 2.7-3.2 s and 15.1-15.7 s (the others,
+        # 2 s and 10 s) on this project's 2-core machine (ext4)
+        fill = cfg.keys / 120_000
+        return 0.5 + fill + (cfg.duration_s if WORKLOADS[cfg.workload][2] else 0)
 
     def cache_policy(self, page_cache: str) -> CacheUse:
         return CacheUse("RocksDB's own I/O at every policy: buffered reads and writes, WAL "
