@@ -2,6 +2,8 @@
 honest advice, labels printed literally, JSON alone on stdout (no mounts here)."""
 from __future__ import annotations
 
+import re
+
 import orjson
 import pandas as pd
 
@@ -140,6 +142,35 @@ def test_a_race_far_too_noisy_for_delta_says_so_and_stops_at_its_first_look():
         quiet.record("b", r, 99 * (1 + 0.002 * r))
     words, far = reach(quiet)
     assert not far and "cannot decide" not in words
+
+
+def test_the_first_look_says_a_hopeless_reach_in_words_and_ratios_not_digits():
+    """A smoke decide of a 74 ms job printed "10 rounds can tell apart about 10703.3%
+    (ext4) to 11288.5% (xfs:noatime), median 10813.2%" and intervals "(0.001–113.674)"."""
+    import numpy as np
+    from fslab.analysis.names import bound_text, difference_text
+    from fslab.decide.policy import reach
+    from fslab.decide.race import Race
+    rng = np.random.default_rng(4)
+    wild = Race(["a", "b", "c"], "higher", delta=0.03)
+    for r in (1, 2, 3):
+        for lv in wild.survivors:
+            wild.record(lv, r, 100 * rng.lognormal(0, 2.0))
+    words, far = reach(wild)
+    assert far and "can tell apart only differences over 100× (every candidate)" in words
+    assert "%" not in words.split(" with 80% power")[0], words
+    noisy = Race(["a", "b", "c"], "higher", delta=0.03)
+    for r in (1, 2, 3):
+        for lv in noisy.survivors:
+            noisy.record(lv, r, 100 * rng.lognormal(0, 0.7))
+    words, _ = reach(noisy)
+    said = words.split("can tell apart about ")[1].split(" with 80% power")[0]
+    assert "×" in said or "%" in said
+    assert all(len(n.split(".")[-1]) <= 1 for n in re.findall(r"[0-9.]+(?=%)", said)), said
+    assert all(float(n) < 1000 for n in re.findall(r"[0-9.]+(?=%)", said)), said
+    assert difference_text(107.03) == "over 100×" and difference_text(12.5) == "14×"
+    assert difference_text(0.0542) == "5.4%"
+    assert (bound_text(0.0012), bound_text(0.977), bound_text(113.674)) == ("0.001", "0.977", "114")
 
 
 def _dec(**kw):

@@ -19,7 +19,7 @@ from fslab.store import Store
 from fslab.records import level_label
 from fslab.store.environment import RunEnvironment
 from fslab.analysis.groups import FS_FACTOR, level_labels
-from fslab.analysis.names import ratio_text
+from fslab.analysis.names import OVER_100, bound_text, difference_text, ratio_text
 from fslab.plan.throttle import percent
 
 
@@ -196,10 +196,10 @@ def reach_text(x: float | None, rounds: int) -> str:
     ("8752.4%" is 89×), and past 100× no digits (3 rounds of 27 candidates, Holm over 351
     pairs on 2 degrees of freedom, printed "105603587209214.8%": true of the model, and
     nothing a person can read)."""
-    if x is not None and x >= 99:
+    if x is not None and x >= OVER_100:
         return f"over 100× ({rounds} rounds cannot separate anything closer)"
     if x is not None and x >= 9:
-        return f"{ratio_text(1 + x)} (a {x:.0%} difference)"
+        return f"{difference_text(x)} (a {x:.0%} difference)"
     return pct(x)
 
 
@@ -249,7 +249,7 @@ def cells(r: CandidateResult, leader: str | None) -> Cells:
     write amplification and status."""
     lo, hi = r.ratio_ci
     ratio = ("—" if r.ratio is None else f"{ratio_text(r.ratio)}"
-             + (f" ({lo:.3f}–{hi:.3f})" if lo is not None and hi is not None
+             + (f" ({bound_text(lo)}–{bound_text(hi)})" if lo is not None and hi is not None
                 and r.label != leader else ""))
     status = r.why + (f"; trades {r.trades}" if r.safety == "trade" else "") + (
         f"; {r.unknown}" if r.unknown else "") + (

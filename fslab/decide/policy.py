@@ -26,6 +26,7 @@ from fslab.store.environment import DecideState, RunEnvironment
 from fslab.metrics import answer_metrics, label as metric_label
 from fslab.metrics.answer import job_answer
 from fslab.analysis.groups import FS_FACTOR, level_labels
+from fslab.analysis.names import OVER_100, difference_text
 
 
 @dataclass
@@ -223,10 +224,15 @@ def reach(race: Race) -> tuple[str, bool] | None:
         return None
     median = float(np.median(list(per.values())))
     lo, hi = min(per, key=per.__getitem__), max(per, key=per.__getitem__)
-    span = (f"{per[lo]:.1%} ({lo})" if len(per) == 1 else
-            f"{per[lo]:.1%} ({lo}) to {per[hi]:.1%} ({hi}), median {median:.1%},")
+    if per[lo] >= OVER_100:    # "about 10703.3% (ext4) to 11288.5% (xfs:noatime)" was printed
+        span = "only differences over 100× (every candidate)"
+    elif len(per) == 1:
+        span = f"about {difference_text(per[lo])} ({lo})"
+    else:
+        span = (f"about {difference_text(per[lo])} ({lo}) to {difference_text(per[hi])} "
+                f"({hi}), median {difference_text(median)},")
     words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
-             f"can tell apart about {span} with 80% power, each candidate against the leader "
+             f"can tell apart {span} with 80% power, each candidate against the leader "
              f"at its own noise (--delta {percent(race.delta)})")
     # a candidate already further behind than its own reach can still be shown worse in
     # the rounds left (a sync mount 2x slower): the race goes on while one such is there
