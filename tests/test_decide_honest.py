@@ -117,16 +117,22 @@ def test_the_first_looks_advice_is_a_delta_the_flag_accepts_or_says_none_can():
     assert "--delta" in advice(4.126) and "no --delta can" in advice(4.126)
 
 
+def _three_rounds(rng, sd: float):
+    """A race of three candidates at --delta 3% after its first three rounds, each value
+    with log-normal noise of `sd`."""
+    from fslab.decide.race import Race
+    race = Race(["a", "b", "c"], "higher", delta=0.03)
+    for r in (1, 2, 3):
+        for lv in race.survivors:
+            race.record(lv, r, 100 * rng.lognormal(0, sd))
+    return race
+
+
 def test_a_race_far_too_noisy_for_delta_says_so_and_stops_at_its_first_look():
     import numpy as np
     from fslab.decide.policy import reach
     from fslab.decide.race import Race
-    rng = np.random.default_rng(2)
-    race = Race(["a", "b", "c"], "higher", delta=0.03)
-    for r in (1, 2, 3):
-        for lv in race.survivors:
-            race.record(lv, r, 100 * rng.lognormal(0, 0.3))
-    words, far = reach(race)
+    words, far = reach(_three_rounds(np.random.default_rng(2), 0.3))
     assert far and "cannot decide a 3% difference" in words and "--keep-going" in words
     # far beyond delta, but the other is further behind than its own figure: it can
     # still be shown worse, so the race goes on
@@ -150,20 +156,11 @@ def test_the_first_look_says_a_hopeless_reach_in_words_and_ratios_not_digits():
     import numpy as np
     from fslab.analysis.names import bound_text, difference_text
     from fslab.decide.policy import reach
-    from fslab.decide.race import Race
     rng = np.random.default_rng(4)
-    wild = Race(["a", "b", "c"], "higher", delta=0.03)
-    for r in (1, 2, 3):
-        for lv in wild.survivors:
-            wild.record(lv, r, 100 * rng.lognormal(0, 2.0))
-    words, far = reach(wild)
+    words, far = reach(_three_rounds(rng, 2.0))
     assert far and "can tell apart only differences over 100× (every candidate)" in words
     assert "%" not in words.split(" with 80% power")[0], words
-    noisy = Race(["a", "b", "c"], "higher", delta=0.03)
-    for r in (1, 2, 3):
-        for lv in noisy.survivors:
-            noisy.record(lv, r, 100 * rng.lognormal(0, 0.7))
-    words, _ = reach(noisy)
+    words, _ = reach(_three_rounds(rng, 0.7))
     said = words.split("can tell apart about ")[1].split(" with 80% power")[0]
     assert "×" in said or "%" in said
     assert all(len(n.split(".")[-1]) <= 1 for n in re.findall(r"[0-9.]+(?=%)", said)), said
