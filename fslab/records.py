@@ -38,6 +38,19 @@ def canonical_params(params: dict[str, Any] | None) -> str:
     return orjson.dumps(params or {}, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def params_order(params: str) -> tuple:
+    """A sort key for canonical params that puts numbers in their order: an aging run's
+    steps 0, 25, 50, 75, 100 (as text, step 100 came before step 25)."""
+    try:
+        items = orjson.loads(params or "{}")
+    except (orjson.JSONDecodeError, TypeError):
+        items = None
+    if not isinstance(items, dict):
+        return (1, str(params))
+    return (0, tuple((k, (0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool)
+                      else (1, 0, str(v))) for k, v in items.items()))
+
+
 @dataclass(slots=True)
 class Measurement:
     """One measured value, as a workload reports it.

@@ -424,3 +424,24 @@ def test_one_round_of_integrity_ranks_zfs_above_ext4(state_dir, results, tmp_pat
                                "--json").stdout)
     assert rec["first"] == ["zfs"], rec["ranking"]
     assert not _no_leftovers(tmp_path, state_dir)
+
+
+def test_aging_tables_list_steps_in_their_order_and_rank_only_what_a_filesystem_does():
+    """The S4 smoke run listed steps 0, 100, 25, 50, 75 (params sorted as text), ranked
+    the cold-cache check (bytes of the tree left in memory: 0 B everywhere, "lower is
+    better") and printed a layout score, a share of 0 to 1, as "0.964×"."""
+    import pandas as pd
+    from fslab import metrics
+    from fslab.analysis import analyze
+    from fslab.metrics.format import human
+    from fslab.records import canonical_params
+    rows = [{"run_id": "r", "host": "h", "fs": fs, "variant": "default", "suite": "aging",
+             "case": "git", "params": canonical_params({"every": 25, "step": step}),
+             "iteration": 1, "metric": "grep_cost_aged", "value": v, "unit": "s/GB",
+             "better": "lower"}
+            for step in (0, 25, 50, 75, 100) for fs, v in (("ext4", 5.0 + step), ("xfs", 6.0))]
+    a = analyze(pd.DataFrame(rows), regression=False)
+    assert [json.loads(p)["step"] for p in a.tiers["params"]] == [0, 25, 50, 75, 100]
+    assert [json.loads(p)["step"] for p in pd.unique(a.summary["params"])] == [0, 25, 50, 75, 100]
+    assert metrics.better("cold_cache_resident_aged", "aging") is None
+    assert human(0.964, metrics.find("layout_score_aged", "aging").unit) == "0.964"

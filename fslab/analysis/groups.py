@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from fslab.records import level_label
+from fslab.records import level_label, params_order
 
 IDENTITY = ("run_id", "host", "fs", "variant", "suite", "case", "params", "metric")
 FS_FACTOR = ("fs", "variant")
@@ -56,4 +56,13 @@ def with_levels(records: pd.DataFrame, factor: Sequence[str]) -> pd.DataFrame:
     out = records.copy()
     out["level"] = level_labels(out, factor)
     out["value"] = out["value"].astype(float)
+    if "params" in out:   # every grouping by params then sorts numbers as numbers
+        out["params"] = in_params_order(out["params"])
     return out
+
+
+def in_params_order(params: pd.Series) -> pd.Series:
+    """The params column as an ordered category whose order is params_order's: tables
+    list an aging run's steps 0, 25, 50, 75, 100 (as text: 0, 100, 25, 50, 75)."""
+    shown = sorted(pd.unique(params.dropna()), key=params_order)
+    return pd.Series(pd.Categorical(params, categories=shown, ordered=True), index=params.index)

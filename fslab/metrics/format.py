@@ -50,13 +50,15 @@ def human(value: float | None, unit: str) -> str:
         return f"{value:.1f}%"
     if unit == "ratio":         # write amplification 34.8×, not "34.8 ratio"
         return f"{number(value)}×"
+    if unit == "fraction":      # a share of a whole, 0 to 1 (a layout score 0.964, not 0.964×)
+        return number(value)
     scale, name = _scale(value, unit)
     return f"{number(value / scale)} {name}".rstrip()
 
 
 def human_spread(median: float, lo: float, hi: float, unit: str) -> str:
     """'33.1 MiB/s (32.9–33.2)': the median as human() prints it, the range in its unit."""
-    if unit in ("code", "%", "ratio"):
+    if unit in ("code", "%", "ratio", "fraction"):
         return f"{human(median, unit)} ({human(lo, unit)}–{human(hi, unit)})"
     scale, _ = _scale(median, unit)
     return f"{human(median, unit)} ({number(lo / scale)}–{number(hi / scale)})"

@@ -40,7 +40,7 @@ def memory_bound(records: pd.DataFrame) -> dict[tuple, dict]:
 
 # a space, share or count answer is read after a commit: memory serving the unit's I/O
 # (dedup's read phase, a syncfs zfs-fuse ignores) does not make it a memory number
-NOT_SPEEDS = {"B", "%", "ratio", "count", "bool", "code"}
+NOT_SPEEDS = {"B", "%", "ratio", "fraction", "count", "bool", "code"}
 
 
 def memory_applies(unit: str) -> bool:

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from fslab import metrics
 from fslab.metrics.answer import job_answer, question_metrics, throughput_metrics
-from fslab.records import level_label
+from fslab.records import level_label, params_order
 from fslab.metrics.format import human, human_spread   # one number format for every output
 
 # A workload's table: the fate of damaged blocks (the catalogue's outcomes), where "detected"
@@ -53,7 +53,9 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     failed = [u for u in units if u["status"] == "failed"]
     if df.empty:
         console.print("no measurements stored" + (f"; {len(failed)} units failed" if failed else ""))
-    for (suite, case, params), g in df.groupby(["suite", "case", "params"], sort=True):
+    groups = sorted(df.groupby(["suite", "case", "params"]),
+                    key=lambda kv: (kv[0][0], kv[0][1], params_order(kv[0][2])))
+    for (suite, case, params), g in groups:
         shown = _columns(g, params, suite)
         if not shown:
             continue
