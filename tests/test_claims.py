@@ -302,6 +302,8 @@ def test_s4_noise_floor_is_the_git_historys_own_with_churn_in_the_run():
     ext4 = judged(df)["ext4 shows no aging beyond its noise floor (the pull-0 aged-minus-unaged difference)"]
     assert "tolerance ±0.1 s/GB" in ext4["measured"], ext4
     assert "+0.05 s/GB, within ±0.1 s/GB" in ext4["why"]
+    # the catalogue's names, as every table says them (it printed "grep_cost_aged")
+    assert "ext4: grep cost aged 2.05 s/GB vs grep cost unaged 2 s/GB" in ext4["measured"], ext4
 
 
 def test_every_n_times_faster_band_excludes_no_difference():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fslab import metrics
 from fslab.report.claims import context
 from fslab.report.claims.judge import (
     HOLDS, NO_DIFFERENCE, NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCED, REVERSED, SIZE_DIFFERS,
@@ -59,12 +60,18 @@ def _judge(c: Claim, recs: pd.DataFrame, env: RunEnvironment) -> tuple[str, str,
              & recs["metric"].isin({c.metric, c.than_metric, c.per} - {None})]
     if s.empty:
         where = f"{c.suite}/{' + '.join(c.cases)}" if c.cases else c.suite
-        raise Missing(f"no {c.metric} of {where} in this run")
+        raise Missing(f"no {_named(c, c.metric)} of {where} in this run")
     groups = [(", ".join(x for x in (case, point) if x), g)
               for case, cg in by_case(c, s) for point, g in points(c, cg)]
     if len(groups) == 1:   # cases and params are named only where the claim has several
         groups = [("", groups[0][1])]
     return KINDS[c.kind](c, groups, s)
+
+
+def _named(c: Claim, metric: str | None) -> str:
+    """A metric as the report's reader sees it: its catalogue label (keys are for exports:
+    "grep_cost_aged 13.5 s/GB vs grep_cost_unaged" was printed)."""
+    return metrics.label(metric, c.suite) if metric else ""
 
 
 def _unit(g: pd.DataFrame, c: Claim) -> str:
@@ -83,7 +90,7 @@ def order(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
                 if not x.empty and not y.empty:
                     rows.append(compare(c, where, a, x, b, y, unit))
     if not rows:
-        raise Missing(f"no {c.metric} for {' or '.join(c.filesystems)} in this run")
+        raise Missing(f"no {_named(c, c.metric)} for {' or '.join(c.filesystems)} in this run")
     verdict, why = family_verdict(c, rows)
     return verdict, why, "; ".join(measured_pair(r) for r in rows)
 
@@ -100,17 +107,18 @@ def change(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
             if both.empty:
                 continue
             x, y = both.iloc[:, 0], both.iloc[:, 1]
-            r = compare(c, where, c.metric, x, than, y, unit)
+            r = compare(c, where, _named(c, c.metric), x, _named(c, than), y, unit)
             diff = (x - y).to_numpy()
             r["size_value"] = abs(float(np.median(diff)))
             r["size_ci"] = _abs_ci(diff)
             r["size_unit"] = " pp" if unit == "%" else f" {unit}"
             rows.append(r)
-            texts.append(f"{where + ': ' if where else ''}{a}: {c.metric} {fmt(x.median(), unit)} vs "
-                         f"{c.than_metric} {fmt(y.median(), unit)} (median difference "
+            texts.append(f"{where + ': ' if where else ''}{a}: {_named(c, c.metric)} "
+                         f"{fmt(x.median(), unit)} vs {_named(c, than)} {fmt(y.median(), unit)} "
+                         f"(median difference "
                          f"{fmt(float(np.median(diff)), 'pp' if unit == '%' else unit, signed=True)})")
     if not rows:
-        raise Missing(f"{c.metric} or {c.than_metric} missing for {' or '.join(c.a)}")
+        raise Missing(f"{_named(c, c.metric)} or {_named(c, than)} missing for {' or '.join(c.a)}")
     verdict, why = family_verdict(c, rows)
     if verdict == NO_DIFFERENCE and all(r["exact"] for r in rows) and c.band_range:
         verdict = NOT_REPRODUCED
@@ -144,7 +152,7 @@ def value(c: Claim, groups: Groups, _s: pd.DataFrame) -> tuple[str, str, str]:
             texts.append(head + (f" (median of {len(x)})" if len(x) > 1 else " (one round)"))
             verdicts.append(_value_verdict(c, x.to_numpy(), unit))
     if not verdicts:
-        raise Missing(f"no {c.metric} for {' or '.join(c.a)} in this run")
+        raise Missing(f"no {_named(c, c.metric)} for {' or '.join(c.a)} in this run")
     worst = next((v for v in verdicts if v[0] != HOLDS), verdicts[0])
     return worst[0], worst[1], "; ".join(texts)
 
@@ -220,7 +228,8 @@ def equal(c: Claim, groups: Groups, s: pd.DataFrame) -> tuple[str, str, str]:
         for a in c.a:
             x = series(g, a, c.metric)
             if c.than_metric:
-                y, head, other = series(g, a, c.than_metric), f"{a}: {c.metric}", c.than_metric
+                y, head, other = (series(g, a, c.than_metric), f"{a}: {_named(c, c.metric)}",
+                                  _named(c, c.than_metric))
             elif c.b:
                 y, head, other = series(g, c.b[0], c.metric), a, c.b[0]
             else:
@@ -236,7 +245,7 @@ def equal(c: Claim, groups: Groups, s: pd.DataFrame) -> tuple[str, str, str]:
                          f"{fmt(float(np.median(d)), du, signed=True)}; tolerance ±{fmt(tol, du)})")
             verdicts.append(_equal_verdict(d, tol, du))
     if not verdicts:
-        raise Missing(f"{c.metric} missing for {' or '.join(c.a)}")
+        raise Missing(f"{_named(c, c.metric)} missing for {' or '.join(c.a)}")
     worst = next((v for v in verdicts if v[0] != HOLDS), verdicts[0])
     return worst[0], worst[1], "; ".join(texts)
 
