@@ -78,7 +78,9 @@ def _units(results: Path) -> list[tuple]:
 
 def _estimates_are_what_units_took(plan: Path, results: Path, tmp_path: Path) -> None:
     """The dry run's duration of each case from its options (no earlier run to go by) is
-    what its units took here, within 60% or 1.5 s (it said 2-8x: pgbench 11 s for 4 s)."""
+    what its units took here: not over 1.6x or 1.5 s beyond (it said 2-8x: pgbench 11 s
+    for 4 s), nor under a third (the tests beside this one on a busy CI machine slow its
+    units down, never up)."""
     dry = json.loads(run_fslab("run", str(plan), "--dry-run", "--json", "--results",
                                str(tmp_path / "nothing-run")).stdout)
     db = sqlite3.connect(results / "fslab.sqlite")
@@ -87,7 +89,7 @@ def _estimates_are_what_units_took(plan: Path, results: Path, tmp_path: Path) ->
             'SELECT started, finished FROM units WHERE fs = ? AND suite = ? AND "case" = ?',
             (c["filesystem"], c["suite"], c["case"])))
         said = c["seconds_each"]
-        assert abs(took - said) <= max(0.6 * said, 1.5), (c["suite"], c["case"], took, said)
+        assert took / 3 <= said <= max(1.6 * took, took + 1.5), (c["suite"], c["case"], took, said)
 
 
 def _values(results: Path, metric: str) -> dict[tuple, float]:
