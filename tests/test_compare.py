@@ -186,6 +186,18 @@ def test_factor_wording():
     assert cmp.times_text(row(-1.0, math.nan, math.nan)) == ""
 
 
+def test_a_metric_is_named_without_a_unit_its_values_do_not_show():
+    """`fslab compare` printed "p99 write latency [ns]" above "239 µs" and "read bandwidth
+    [B/s]" above "82.9 MiB/s": each value says its own unit."""
+    r = {"workload": "ext4 fio:mixed", "metric_label": "p99 write latency", "unit": "ns",
+         "better": "lower", "median_baseline": 239e3, "median_other": 2.61e6,
+         "change_pct": 3.9, "change_ci_lo": math.nan, "change_ci_hi": math.nan,
+         "n_baseline": 3, "n_other": 3, "p": 0.7, "significant": False}
+    cells = cmp.table_cells(r, "a", "b")
+    assert cells["metric"] == "p99 write latency" and "[" not in cells["metric"]
+    assert (cells["a"], cells["b"]) == ("239 µs", "2.61 ms")
+
+
 def test_two_runs_on_one_host_each_compare_the_hosts(tmp_path):
     """The same plan on h1, then on h2: one column per host, each case once."""
     from fslab.records import UnitKey

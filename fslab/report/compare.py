@@ -454,7 +454,9 @@ def shown_rows(rows: pd.DataFrame) -> pd.DataFrame:
 def table_cells(r: dict, la: str, lb: str) -> dict[str, str]:
     # here, not at the top: pandas and scipy load only when this runs
     from fslab.analysis.pairwise import format_p
-    return {"workload": r["workload"], "metric": f"{r['metric_label']} [{r['unit']}]",
+    # the label alone: each value says its unit as it is printed ("p99 write latency [ns]"
+    # stood above values in µs and ms)
+    return {"workload": r["workload"], "metric": r["metric_label"],
             "": {"higher": "↑", "lower": "↓"}.get(r["better"], ""),
             la: human(r["median_baseline"], r["unit"]), lb: human(r["median_other"], r["unit"]),
             "change [95% CI]": change_text(r),
