@@ -68,16 +68,16 @@ def apply(policy: str, options: dict[str, str], directory: str, device: str | No
         return Applied(opts, False, "buffered I/O: page cache on, as the reference studies ran")
     # a cache of the filesystem's own (ZFS's ARC, also behind O_DIRECT on zfs-fuse) goes first
     own = driver.keep_data_uncached(inst) if inst is not None else None
-    also, changed = (f", {own}", True) if own else ("", False)
+    also = f", {own}" if own else ""
     if "direct" in opts:   # the plan chose; the counters will say what that measured
-        return Applied(opts, False, f"direct={opts['direct']} as the plan set{also}", changed)
+        return Applied(opts, False, f"direct={opts['direct']} as the plan set{also}", bool(own))
     if accepts_o_direct(directory, device):
         opts["direct"] = "1"   # (end_fsync stays: metadata written at the end is part of the cost)
-        return Applied(opts, False, f"direct I/O (O_DIRECT){also}", changed)
+        return Applied(opts, False, f"direct I/O (O_DIRECT){also}", bool(own))
     return Applied(opts, inst is not None,
                    f"{driver.name} refuses O_DIRECT: buffered, caches dropped between layout "
                    f"and measurement{also}; re-reads within one run can still come from the "
-                   "page cache (see device ÷ fio bytes read)", changed)
+                   "page cache (see device ÷ fio bytes read)", bool(own))
 
 
 def describe_run(environment: RunEnvironment | dict) -> list[str]:

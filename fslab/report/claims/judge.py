@@ -339,7 +339,8 @@ def fmt(v: float | None, unit: str, signed: bool = False) -> str:
         return f"{sign}{v:.{digits}f}{'%' if unit == '%' else ' pp'}"
     if unit in ("s", "B", "B/s", "ns", "ops/s"):
         return sign + human(float(v), unit)
-    return f"{sign}{number(v)}{'x' if unit == 'ratio' else (' ' + unit if unit and unit != 'fraction' else '')}"
+    suffix = {"ratio": "x", "fraction": ""}.get(unit, f" {unit}" if unit else "")
+    return f"{sign}{number(v)}{suffix}"
 
 
 def measured_pair(r: dict) -> str:
