@@ -392,6 +392,22 @@ def test_a_plain_interval_that_leaves_out_1_is_said_not_to_be_the_races_separati
                      "look), which plain intervals are not"]
 
 
+def test_the_paired_t_gives_scipy_stats_t_numbers():
+    """PairedT calls scipy.special directly (the race asks thousands of times): its p,
+    intervals, bounds and detectable differences are scipy.stats.t's, to the last bit."""
+    from scipy import stats
+    from fslab.analysis.paired import PairedT
+    for n, mean, sd in ((2, 0.1, 0.05), (3, -0.02, 0.3), (8, 0.0, 0.01), (40, 0.5, 2.0)):
+        t = PairedT(n, mean, sd)
+        assert t.p == float(2 * stats.t.sf(abs(mean / t.se), n - 1))
+        half = float(stats.t.ppf(0.975, n - 1)) * t.se
+        assert t.interval(0.95) == (mean - half, mean + half)
+        q = float(stats.t.ppf(1 - 0.01, n - 1))
+        assert t.one_sided_bounds(0.01) == (mean - q * t.se, mean + q * t.se)
+        assert t.detectable(0.025, 0.8, rounds=n + 2) == float(
+            (stats.t.ppf(0.975, n + 1) + stats.t.ppf(0.8, n + 1)) * sd / math.sqrt(n + 2))
+
+
 def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
     from fslab.analysis.paired import PairedT
     from fslab.analysis.pairwise import pair_test

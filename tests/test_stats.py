@@ -591,11 +591,11 @@ def test_a_store_written_by_an_earlier_fslab_opens_and_shows_only_tested_separat
 def test_a_steady_gain_under_drift_is_a_large_effect_within_rounds():
     """10% ahead in every round while the rounds drift by 30%: raw values overlap (Cliff's
     delta across rounds calls it small), the blocked test and its effect size do not."""
-    from fslab.analysis.pairwise import pair_test, _row
+    from fslab.analysis.pairwise import compare_levels
     drift = np.array([1.0, 1.3, 0.8, 1.25, 0.9, 1.1])
     a, b = 100 * drift, 110 * drift * np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
     rounds = np.arange(1, 7)
-    row = _row("a", "b", a, b, "higher", pair_test(a, b, rounds, rounds))
+    row, = compare_levels({"a": (a, rounds), "b": (b, rounds)}, "higher", pairable=True)
     assert row.design == "blocked" and row.delta == 1.0
     assert abs(cliffs_delta(a, b)) < 0.33
 

@@ -64,14 +64,14 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     g = grouped["value"]
     out = g.agg(n="count", mean="mean", median="median", sd="std", min="min", max="max")
     out = out.reset_index()
-    out["gmean_adjusted"] = _round_adjusted_gmeans(data, keys, out)
+    group = grouped.ngroup().to_numpy()      # each row's group, numbered in `out`'s order
+    out["gmean_adjusted"] = _round_adjusted_gmeans(data, keys, out, group)
     n = out["n"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
         half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * out["sd"] / np.sqrt(n)
     out["mean_ci_lo"] = np.where(n >= 2, out["mean"] - half, np.nan)
     out["mean_ci_hi"] = np.where(n >= 2, out["mean"] + half, np.nan)
-    group = grouped.ngroup().to_numpy()      # each row's group, numbered in `out`'s order
     out[["median_ci_lo", "median_ci_hi"]] = _median_cis(data["value"].to_numpy(), group, len(out))
     out["median_ci_note"] = np.where(out["median_ci_lo"].isna(),
                                      f"too few samples (need >= {min_samples_for_median_ci()})", "")
@@ -81,7 +81,8 @@ def describe(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame) -> np.ndarray:
+def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFrame,
+                           cell: np.ndarray) -> np.ndarray:
     """Each level's geometric mean with each round's drift taken out: the least-squares
     fit of log value = level + round (the blocked design's additive model, round effects
     summing to zero) over every round, using each value > 0 that is its level's only one in
@@ -92,43 +93,51 @@ def _round_adjusted_gmeans(data: pd.DataFrame, keys: list[str], out: pd.DataFram
     and the others keep all their rounds: a level that missed a slow round does not look
     best for it, and a candidate eliminated at round 3 does not reduce the others' order
     to rounds 1-3. NaN for the whole group where it has fewer than 2 rounds, a level with
-    no usable value, or levels no round links (one estimator for every level of a group)."""
-    d = data[keys + ["level", "iteration", "value"]].reset_index(drop=True)
-    d = d[d["value"] > 0]
-    d = d[~d.duplicated(keys + ["level", "iteration"], keep=False)]
-    d = d.assign(log=np.log(d["value"].to_numpy(dtype=float)))
-    index = pd.MultiIndex.from_frame(out[keys + ["level"]])
-    by_group = [d[c] for c in keys]
-    shape = pd.DataFrame({"levels": d.groupby(by_group, dropna=False)["level"].transform("nunique"),
-                          "rounds": d.groupby(by_group, dropna=False)["iteration"].transform("nunique"),
-                          "cells": d.groupby(by_group, dropna=False)["log"].transform("size")})
-    every = out.groupby([out[c] for c in keys], dropna=False)["level"].transform("nunique")
-    every = pd.Series(every.to_numpy(), index=pd.MultiIndex.from_frame(out[keys + ["level"]]))
-    whole = (shape["rounds"] >= 2) & (shape["levels"].to_numpy() ==
-                                      every.reindex(pd.MultiIndex.from_frame(d[keys + ["level"]])).to_numpy())
-    balanced = whole & (shape["cells"] == shape["levels"] * shape["rounds"])
-    fitted = [np.exp(d[balanced].groupby([d[balanced][c] for c in keys + ["level"]], dropna=False)["log"].mean())]
-    rest = d[whole & ~balanced]      # unbalanced groups: the additive fit, one at a time
-    for _, g in rest.groupby([rest[c] for c in keys], sort=False, dropna=False):
-        levels, rounds = pd.unique(g["level"]), pd.unique(g["iteration"])
-        n, nl, nr = len(g), len(levels), len(rounds)
-        li = pd.Index(levels).get_indexer(g["level"])
-        ri = pd.Index(rounds).get_indexer(g["iteration"])
+    no usable value, or levels no round links (one estimator for every level of a group).
+
+    `cell`: each record's row of `out` (its group and level); worked on those numbers, not
+    on the key columns, which costs a few pandas calls per report instead of dozens."""
+    result = np.full(len(out), np.nan)
+    group_of_cell = out.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    value = data["value"].to_numpy(dtype=float)
+    rounds_of = data["iteration"].to_numpy()
+    usable = np.flatnonzero(value > 0)
+    # a level's value in a round is usable only where it is its only one there
+    twice = pd.DataFrame({"cell": cell[usable], "round": rounds_of[usable]}).duplicated(keep=False)
+    rows = usable[~twice.to_numpy()]
+    if rows.size == 0:
+        return result
+    cells, groups = cell[rows], group_of_cell[cell[rows]]
+    n_groups = int(group_of_cell.max()) + 1
+    levels = np.bincount(group_of_cell[np.unique(cells)], minlength=n_groups)
+    round_code = pd.factorize(rounds_of[rows])[0]
+    rounds = np.bincount(np.unique(np.column_stack([groups, round_code]), axis=0)[:, 0],
+                         minlength=n_groups)
+    size = np.bincount(groups, minlength=n_groups)
+    whole = (rounds >= 2) & (levels == np.bincount(group_of_cell, minlength=n_groups))
+    balanced = whole & (size == levels * rounds)
+    log = np.log(value[rows])
+    in_balanced = balanced[groups]
+    means = pd.Series(log[in_balanced]).groupby(cells[in_balanced]).mean()
+    result[means.index.to_numpy()] = np.exp(means.to_numpy())
+    level_of = data["level"].to_numpy()
+    for group in np.flatnonzero(whole & ~balanced):   # unbalanced: the additive fit, one at a time
+        at = rows[groups == group]
+        g_levels, g_rounds = pd.unique(level_of[at]), pd.unique(rounds_of[at])
+        n, nl, nr = len(at), len(g_levels), len(g_rounds)
+        li = pd.Index(g_levels).get_indexer(level_of[at])
+        ri = pd.Index(g_rounds).get_indexer(rounds_of[at])
         x = np.zeros((n, nl + nr - 1))
         x[np.arange(n), li] = 1.0
         last = ri == nr - 1        # deviation coding: the last round's effect is minus the others'
         x[np.flatnonzero(~last), nl + ri[~last]] = 1.0
         x[np.flatnonzero(last), nl:] = -1.0
-        coef, _, rank, _ = np.linalg.lstsq(x, g["log"].to_numpy(), rcond=None)
+        coef, _, rank, _ = np.linalg.lstsq(x, log[groups == group], rcond=None)
         if rank < x.shape[1]:      # some levels share no round with the others
             continue
-        first = g.iloc[0]
-        fitted.append(pd.Series(np.exp(coef[:nl]), index=pd.MultiIndex.from_tuples(
-            [(*(first[k] for k in keys), lv) for lv in levels], names=keys + ["level"])))
-    fitted = [f for f in fitted if len(f)]
-    if not fitted:
-        return np.full(len(out), np.nan)
-    return pd.concat(fitted).reindex(index).to_numpy()
+        first_at = at[np.unique(li, return_index=True)[1]]      # a record of each level
+        result[cell[first_at]] = np.exp(coef[:nl])
+    return result
 
 
 def _median_cis(values: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:

@@ -68,12 +68,14 @@ def magnitude(delta: float) -> str:
 MAX_EXACT_ARRANGEMENTS = 20_000
 MONTE_CARLO_PERMUTATIONS = 100_000
 
-def common_rounds(a_rounds: np.ndarray, b_rounds: np.ndarray) -> np.ndarray | None:
-    """The rounds both levels ran, when each ran at most once per round (else None: a
+def common_rounds(a_rounds: np.ndarray, b_rounds: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The rounds both levels ran, in order, with where each level has them (its values at
+    those rounds are a[ia], b[ib]), when each ran at most once per round (else None: a
     round with two values of one level is no block)."""
     if len(np.unique(a_rounds)) != len(a_rounds) or len(np.unique(b_rounds)) != len(b_rounds):
         return None
-    return np.intersect1d(a_rounds, b_rounds)
+    return np.intersect1d(a_rounds, b_rounds, assume_unique=True, return_indices=True)
 
 
 def smallest_p(n_a: int, n_b: int, paired: bool = False) -> float:
@@ -231,13 +233,12 @@ def pair_test(a: np.ndarray, b: np.ndarray, a_rounds: np.ndarray | None = None,
     interval's confidence, smallest_p, the values the test used, and `matched`: the two
     ran in the same rounds (enough rounds would compare them within rounds)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    rounds = (common_rounds(np.asarray(a_rounds), np.asarray(b_rounds))
+    common = (common_rounds(np.asarray(a_rounds), np.asarray(b_rounds))
               if pairable and a_rounds is not None and b_rounds is not None else None)
-    matched = rounds is not None and len(rounds) >= 2
-    if rounds is not None and len(rounds) >= MIN_BLOCKS:
-        a_r, b_r = np.asarray(a_rounds), np.asarray(b_rounds)
-        a_in = a[np.isin(a_r, rounds)][np.argsort(a_r[np.isin(a_r, rounds)])]
-        b_in = b[np.isin(b_r, rounds)][np.argsort(b_r[np.isin(b_r, rounds)])]
+    matched = common is not None and len(common[0]) >= 2
+    if common is not None and len(common[0]) >= MIN_BLOCKS:
+        _, ia, ib = common
+        a_in, b_in = a[ia], b[ib]       # round by round
         blocked = _blocked(a_in, b_in)
         if blocked is not None:
             return replace(blocked, matched=True)
@@ -360,22 +361,24 @@ def compare_levels(samples: dict[str, tuple[np.ndarray, np.ndarray]], better: st
         return []
     rows = []
     levels = [lv for lv, (v, _) in samples.items() if len(v) > 0]
+    medians = {lv: float(np.median(samples[lv][0])) for lv in levels}   # once, not per pair
     for a_name, b_name in combinations(levels, 2):
         (a, a_it), (b, b_it) = samples[a_name], samples[b_name]
+        meds = medians[a_name], medians[b_name]
         if min(len(a), len(b)) < 2:
-            rows.append(_row(a_name, b_name, a, b, better, PairTest(
+            rows.append(_row(a_name, b_name, a, b, meds, better, PairTest(
                 p=math.nan, test="", design="", paired=False, blocks=0, ratio=math.nan,
                 ratio_ci_lo=math.nan, ratio_ci_hi=math.nan, ratio_ci_level=math.nan,
                 smallest_p=1.0, shift=math.nan, a=a, b=b),
                 note="too few samples to test (need n >= 2 each)"))
             continue
-        rows.append(_row(a_name, b_name, a, b, better, pair_test(a, b, a_it, b_it, pairable)))
+        rows.append(_row(a_name, b_name, a, b, meds, better, pair_test(a, b, a_it, b_it, pairable)))
     return _holm(rows)
 
 
-def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, better: str,
-         t: PairTest, note: str = "") -> PairRow:
-    med_a, med_b = float(np.median(a)), float(np.median(b))
+def _row(a_name: str, b_name: str, a: np.ndarray, b: np.ndarray, medians: tuple[float, float],
+         better: str, t: PairTest, note: str = "") -> PairRow:
+    med_a, med_b = medians
     ratio = t.ratio
     if t.design == "blocked" and len(t.a) < max(len(a), len(b)):
         note = f"paired on the {len(t.a)} rounds both ran"

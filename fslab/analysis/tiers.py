@@ -44,20 +44,26 @@ def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.Dat
     by_group: dict[tuple, list[dict]] = {}
     for r in pairs.to_dict("records"):
         by_group.setdefault(tuple(r[k] for k in keys), []).append(r)
+    # read row by row below, as dicts made in one go: a frame's rows (or a small frame's
+    # to_dict) cost ~1 ms each, most of a report's ranking
+    grouped = ranked.groupby(keys, sort=True, dropna=False)
+    members: list[list[dict]] = [[] for _ in range(grouped.ngroups)]
+    for number, record in zip(grouped.ngroup().to_numpy(), ranked.to_dict("records")):
+        members[number].append(record)
     rows = []
-    for key, g in ranked.groupby(keys, sort=True, dropna=False):
-        if len(g) < 2:
+    for records in members:
+        if len(records) < 2:
             continue
-        group_pairs = by_group.get(key, [])
-        rows.append(_rank(dict(zip(keys, key)), g, group_pairs))
+        key = tuple(records[0][k] for k in keys)
+        rows.append(_rank(dict(zip(keys, key)), records, by_group.get(key, [])))
     return pd.DataFrame(rows)
 
 
-def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
-    better = g["better"].iloc[0]
-    records = g.to_dict("records")      # read row by row below: a frame's rows cost ~1 ms each
+def _rank(ident: dict, records: list[dict], group_pairs: list[dict]) -> dict:
+    """One group ranked; `records`: its summary rows (one per level, in the summary's order)."""
+    better = records[0]["better"]
     estimate = _estimates(records, group_pairs)
-    names = list(g["level"])
+    names = [r["level"] for r in records]
     first_row: dict = {}
     for r in records:
         first_row.setdefault(r["level"], r)
@@ -87,7 +93,7 @@ def _rank(ident: dict, g: pd.DataFrame, group_pairs: list[dict]) -> dict:
                     "n": int(row["n"])}
     tested = [r for r in group_pairs if not math.isnan(r["p"])]
     too_few = not tested or all(r["smallest_p"] * len(tested) >= ALPHA for r in tested)
-    n = int(g["n"].min())
+    n = min(int(r["n"]) for r in records)
     why = ""
     if display == ONE:
         why = (f"n={n}: too few rounds for any test to separate {len(order)} filesystems"
