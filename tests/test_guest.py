@@ -113,16 +113,24 @@ def test_agent_stops_fslab_as_ctrl_c_would_when_the_host_asks(tmp_path):
     handles by tearing down and marking its run interrupted), once, and its exit is kept."""
     from fslab.guest.agent import run_until_done_or_stopped
     child = tmp_path / "child.py"
+    ready = tmp_path / "ready"
     child.write_text(
         "import sys, time\n"
         "try:\n"
+        f"    open({str(ready)!r}, 'w').close()\n"
         "    time.sleep(60)\n"
         "except KeyboardInterrupt:\n"
         f"    open({str(tmp_path / 'tore-down')!r}, 'w').write('yes')\n"
         "    sys.exit(130)\n")
     stop = tmp_path / "stop"
+
+    def ask_once_it_runs():      # the host asks while fslab runs, not before it started
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stop.write_text("interrupted")
     import threading
-    threading.Timer(1.0, stop.write_text, args=("interrupted",)).start()
+    threading.Thread(target=ask_once_it_runs, daemon=True).start()
     t0 = time.monotonic()
     rc = run_until_done_or_stopped([sys.executable, str(child)], dict(os.environ), stop)
     assert rc == 130 and (tmp_path / "tore-down").read_text() == "yes"

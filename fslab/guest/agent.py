@@ -60,6 +60,11 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+# how often the host's stop file is looked for while fslab runs: a Ctrl-C on the host
+# reaches the guest's fslab within this (one stat of a shared file each time)
+STOP_POLL_S = 0.2
+
+
 def run_until_done_or_stopped(argv: list[str], env: dict, stop: Path) -> int:
     """Run fslab; when the host writes `stop`, give it SIGINT once (Ctrl-C: it tears
     its current unit down and marks its run interrupted, keeping the units done)."""
@@ -74,7 +79,7 @@ def run_until_done_or_stopped(argv: list[str], env: dict, stop: Path) -> int:
             _say("the host asked to stop: interrupting fslab (it keeps the units done)")
             proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=1)
+            proc.wait(timeout=STOP_POLL_S)
         except subprocess.TimeoutExpired:
             pass
     return proc.returncode

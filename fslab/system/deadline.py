@@ -45,9 +45,10 @@ def wait(pid: int, deadline_s: float, directory: str | None = None):
         done, status, ru = os.wait4(pid, os.WNOHANG)
         if done:
             return status, ru
-        if time.monotonic() >= end:
+        left = end - time.monotonic()
+        if left <= 0:
             break
-        time.sleep(pause)
+        time.sleep(min(pause, left))     # given up on at the deadline, not up to 0.5 s after
         pause = min(pause * 2, 0.5)
     family = process_family(pid)   # before any kill: orphans lose their parent link
     stuck = describe(family)
