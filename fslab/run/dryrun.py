@@ -15,9 +15,8 @@ from typing import Any
 
 from fslab.records import canonical_params
 from fslab.filesystems import get as driver_get
-from fslab.run.schedule import Schedule
+from fslab.run.schedule import Schedule, too_few_rounds
 from fslab.plan.variants import item_text
-from fslab.analysis.significance import rounds_needed
 from fslab.metrics.format import human, number
 from fslab.plan import FilesystemSpec
 from fslab.report.options import print_table, spec_options
@@ -99,19 +98,6 @@ def _direct_io(options: dict, plan) -> str:
     if plan.page_cache == "on":
         return "buffered (page cache on)"
     return "direct=1 where the filesystem accepts O_DIRECT (probed when the unit runs)"
-
-
-def too_few_rounds(the_plan) -> str | None:
-    """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
-    pass at --profile paper), with the count that can."""
-    k = len(the_plan.filesystem)
-    n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
-    if k < 2 or n >= rounds_needed(k):
-        return None
-    return (f"{n} round{'s' if n != 1 else ''} per filesystem cannot separate {k} filesystems "
-            f"in any verdict (it takes {rounds_needed(k)}, compared within rounds; more rounds "
-            f"see smaller differences): the numbers are descriptive only; "
-            f"--iterations {rounds_needed(k)} or more (or a profile with that many) can decide")
 
 
 def _cache_sentence(policy: str) -> str:

@@ -7,14 +7,13 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.plan import FilesystemSpec, Plan
-from fslab.run.schedule import Schedule
+from fslab.run.schedule import Schedule, too_few_rounds
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
 from fslab.system import state
 from fslab.system.proc import is_root
 from fslab.run.probe import probe_plan
 from fslab.workloads import scales_a_study
 from fslab.workloads.support.jobfile import environment_of
-from fslab.run.dryrun import too_few_rounds
 from fslab.run.scheduler import execute
 from fslab.targets.loop import LoopTarget, backing_device_of, remove_reused
 from fslab.targets.blockdev import DeviceTarget

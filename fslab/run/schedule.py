@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, replace
 
 from fslab import filesystems, workloads
+from fslab.analysis.significance import rounds_needed
 from fslab.filesystems.base import Existing
 from fslab.plan import FilesystemSpec, Plan, SuiteSpec
 from fslab.records import UnitKey, canonical_params
@@ -158,3 +159,16 @@ def _grouped(pairs: list[Pair], rng: random.Random) -> list[Pair]:
         rng.shuffle(group)
         out += group
     return out
+
+
+def too_few_rounds(the_plan: Plan) -> str | None:
+    """Said before a run whose rounds cannot separate its filesystems (e.g. a study's single
+    pass at --profile paper), with the count that can."""
+    k = len(the_plan.filesystem)
+    n = the_plan.run.max_iterations if the_plan.run.adaptive else the_plan.iterations
+    if k < 2 or n >= rounds_needed(k):
+        return None
+    return (f"{n} round{'s' if n != 1 else ''} per filesystem cannot separate {k} filesystems "
+            f"in any verdict (it takes {rounds_needed(k)}, compared within rounds; more rounds "
+            f"see smaller differences): the numbers are descriptive only; "
+            f"--iterations {rounds_needed(k)} or more (or a profile with that many) can decide")
