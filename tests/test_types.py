@@ -8,7 +8,12 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+# one worker runs both, the whole check first: the planted error's check then reads the
+# library types from its cache (0.2 s) instead of reading them all again (0.7 s)
+pytestmark = pytest.mark.xdist_group("mypy")
 
 
 def test_checked_packages_pass_mypy():
@@ -23,10 +28,10 @@ def test_checked_packages_pass_mypy():
 
 def test_a_type_error_fails_the_check(tmp_path):
     """The check is not vacuous: a planted error in a checked package's style is found."""
-    bad = tmp_path / "bad.py"
+    bad = tmp_path / "fslab_planted_type_error.py"
     bad.write_text("def half(x: int) -> int:\n    return x / 2\n\n\ndef untyped(x):\n    return x\n")
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                           "--cache-dir", str(tmp_path / "cache"), str(bad)], cwd=tmp_path,
+                           "--cache-dir", str(ROOT / ".mypy_cache"), str(bad)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout
     assert "Incompatible return value type" in done.stdout
