@@ -29,6 +29,8 @@ other: each is a question the study asked.
 """
 from __future__ import annotations
 
+import functools
+
 import tomllib
 from importlib import resources
 
@@ -52,15 +54,17 @@ def claims_json(run: dict | None, records: pd.DataFrame) -> list[dict]:
     return evaluate(records, RunEnvironment.of_run(run), context.plan_name(run))
 
 
-def studies() -> list[dict]:
-    """Each study file, parsed: its keys and its claims."""
+@functools.cache
+def studies() -> tuple[dict, ...]:
+    """Each study file, parsed once per process (they ship with fslab): its keys and its
+    claims. Read-only: every report and dry run reads the same ones."""
     out = []
     folder = resources.files("fslab") / "data" / "claims"
     for f in sorted(folder.iterdir(), key=lambda p: p.name):
         if f.name.endswith(".toml"):
             doc = tomllib.loads(f.read_text())
             out.append({**doc, "claims": parse(doc)})
-    return out
+    return tuple(out)
 
 
 def deviations(plan: str) -> tuple[str, list[str]]:
@@ -95,8 +99,7 @@ def _applies(study: dict, recs: pd.DataFrame, plan: str) -> bool:
     plan only; the others to any run with records of their own suites and cases."""
     if study.get("plan"):
         return plan.startswith(study["plan"])
-    for c in study["claims"]:
-        s = recs[recs["suite"] == c.suite]
-        if not s.empty and (not c.cases or s["case"].isin(c.cases).any()):
-            return True
-    return False
+    ran = set(zip(recs["suite"], recs["case"]))
+    suites = {suite for suite, _ in ran}
+    return any(c.suite in suites and (not c.cases or any((c.suite, case) in ran for case in c.cases))
+               for c in study["claims"])

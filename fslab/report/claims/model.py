@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 
-@dataclass
+@dataclass(frozen=True)
 class Claim:
     study: str
     claim: str
