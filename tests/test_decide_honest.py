@@ -339,3 +339,32 @@ def test_a_raced_workload_that_reached_no_filesystem_is_said_beside_the_decision
     # a store written before units said it: nothing is claimed
     assert not_the_filesystem(RunEnvironment({"workloads": {"pgbench:select-only": {
         "database_vs_ram": fits}}}), both) == []
+
+
+def test_a_value_a_unit_said_is_not_comparable_is_not_raced_or_inverted():
+    """fio times whole milliseconds: a 64 KiB job done in 96 ms records its IOPS with no
+    direction ("not ranked"). The race took those records too and, with several metrics,
+    turned every value not marked 'higher' into its inverse: 1/IOPS beside other units'
+    IOPS, so ext4 raced at 0.24x of an identical ext4:noatime with an interval to 38419x.
+    Such a metric is no measure of the workload; the job is raced on what every unit
+    compared, and the answer describes that metric instead of ranking it."""
+    from fslab.analysis.engine import MIXED, analyze
+    params = {"job": "random-read-64k", "rw": "randread"}
+    recs = _records(params, {"read_iops": (5000, "higher"), "read_clat_p99": (0.000255, "lower")})
+    short = (recs["metric"] == "read_iops") & (recs["fs"] == "ext4") & (recs["iteration"] == 2)
+    recs.loc[short, "better"] = None
+    m = choose_measure(recs, None)
+    assert m.names() == ["read_clat_p99"] and m.better == "lower"
+    v = race_values(recs, m)
+    assert v["ext4"] == v["xfs"] == {1: 0.000255, 2: 0.000255, 3: 0.000255}
+    # with several metrics (a read and a write job), an unmarked value is dropped, not inverted
+    both = pd.concat([recs, _records({"job": "w", "rw": "randwrite"}, {"write_iops": (100, "higher")})],
+                     ignore_index=True)
+    several = choose_measure(both, None)
+    several.metrics[("fio", "db", orjson.dumps(params).decode())] = ("read_iops",)
+    values = race_values(both, several)
+    assert 2 not in values["ext4"] and values["ext4"][1] == values["ext4"][3]
+    recs = recs.assign(run_id="r", host="h", unit="ops/s", artifact=None, ts=0.0)
+    omni = analyze(recs, regression=False).omnibus.set_index("metric")
+    assert omni.loc["read_iops", "assumptions"] == MIXED and pd.isna(omni.loc["read_iops", "better"])
+    assert omni.loc["read_clat_p99", "better"] == "lower"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from fslab.system import forked
@@ -65,8 +66,8 @@ def analyze(records: pd.DataFrame, factor: str | Sequence[str] = FS_FACTOR,
     data = with_levels(records, factor)
     levels = _ordered_levels(data["level"].unique(), order)
     data["outlier"] = outlier_mask(data["value"], [data[c] for c in keys + ["level"]])
-    directions = _directions(data, keys)
-    unranked = _below_floor(data, keys, floors or {})
+    directions, mixed = _directions(data, keys)
+    unranked = {**mixed, **_below_floor(data, keys, floors or {})}
     directions.loc[list(unranked), "better"] = None
     # the same grouping as the comparisons', so the same order: one direction per group
     group_better = [b if isinstance(b, str) else None for b in directions["better"]]
@@ -167,9 +168,20 @@ def _below_floor(data: pd.DataFrame, keys: list[str],
     return out
 
 
-def _directions(data: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Each group's better direction; None when its records disagree (described only)."""
+# a group some of whose records say no direction: fio's whole-millisecond timing of a
+# unit whose reads took under 100 ms makes its IOPS unrankable, and ranking the others'
+# with them would compare what the unit said cannot be compared
+MIXED = ("described, not ranked: some of its values were recorded as not comparable "
+         "(a unit's note says why) and the others were not")
+
+
+def _directions(data: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, dict[int, str]]:
+    """Each group's better direction, None when its records disagree (described only), and
+    {group number: why} for the groups where some records have a direction and some none."""
     by = data.groupby(keys, sort=True, dropna=False)["better"]
-    out = by.agg(["nunique", "first"]).reset_index()
-    out["better"] = out["first"].where(out["nunique"] == 1)
-    return out.drop(columns=["nunique", "first"])
+    out = by.agg(["first"]).reset_index()
+    kinds = by.nunique(dropna=False).to_numpy()      # no direction counts as one
+    out["better"] = out["first"].where(kinds == 1)
+    said = by.count().to_numpy()                     # records with a direction
+    mixed = {int(i): MIXED for i in np.flatnonzero((kinds > 1) & (said > 0) & (said < by.size().to_numpy()))}
+    return out.drop(columns=["first"]), mixed

@@ -65,6 +65,11 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     out = Measure()
     directions = set()
     ranked = records[records["better"].isin(["higher", "lower"])]
+    # a metric some unit recorded as not comparable (fio's whole-millisecond timing of a
+    # job done in under 100 ms) is no measure of that workload: the others' values of it
+    # would be compared with what that unit said cannot be
+    spoiled = set(records.loc[~records["better"].isin(["higher", "lower"]),
+                              ["suite", "case", "params", "metric"]].itertuples(index=False, name=None))
     # a job file's jobs answer it; its workload-level row (CPU efficiency, fio's own use)
     # does not
     jobs = {(s, c) for s, c, p in zip(ranked["suite"], ranked["case"], ranked["params"])
@@ -72,7 +77,7 @@ def choose_measure(records: pd.DataFrame, metric: str | None) -> Measure:
     for (suite, case, params), g in ranked.groupby(["suite", "case", "params"], sort=True):
         if (suite, case) in jobs and not _is_job(params):
             continue
-        present = set(g["metric"])
+        present = {m for m in g["metric"] if (suite, case, params, m) not in spoiled}
         chosen: tuple[str, ...]
         if metric:
             chosen = (metric,) if metric in present else ()
@@ -104,14 +109,16 @@ def race_values(records: pd.DataFrame, measure: Measure) -> dict[str, dict[int, 
     if records.empty or not measure.metrics:
         return {}
     r = records.assign(level=level_labels(records, FS_FACTOR))
-    keep = [m in measure.metrics.get((s, c, p), ()) for s, c, p, m in
-            zip(r["suite"], r["case"], r["params"], r["metric"])]
+    # only values with a direction: a unit's value it recorded as not comparable leaves its
+    # round incomplete (no block), never turned into something else
+    keep = [m in measure.metrics.get((s, c, p), ()) and b in ("higher", "lower") for s, c, p, m, b in
+            zip(r["suite"], r["case"], r["params"], r["metric"], r["better"])]
     r = r[keep]
     if r.empty:
         return {}
     value = r["value"].astype(float)
     if not measure.single:    # every value "higher is better" before they are combined
-        value = value.where(r["better"] == "higher", 1 / value)
+        value = value.where(r["better"] != "lower", 1 / value)
     r = r.assign(value=value)
     workloads = sum(len(ms) for ms in measure.metrics.values())
     out: dict[str, dict[int, float]] = {}
