@@ -103,9 +103,36 @@ def test_the_html_report_shows_a_decides_decision_as_the_terminal_says_it():
     assert view["head"] == verdict_line(dec)      # the page opens with the decision
     assert "<svg" in view["chart"] and "eliminated r3" in view["chart"] and "P(best) 70%" in view["chart"]
     by = {r["candidate"]: r for r in view["table"]["rows"]}
-    assert by["ext4:b"]["ratio to winner (95% CI)"] == "0.97× (0.900–1.040)" and by["ext4:b"]["P(best)"] == "29%"
+    # a tie has a leader, not a winner: the table and the axis say so
+    assert by["ext4:b"]["ratio to leader (95% CI)"] == "0.97× (0.900–1.040)" and by["ext4:b"]["P(best)"] == "29%"
+    assert "ratio to the leader (×)" in view["chart"] and "winner" not in view["chart"]
     assert by["ext4:sync"]["status"] == "round 3: 80.0% below ext4"
+    # intervals over decades (3 noisy rounds: 0.001-38419x) on a linear axis drew every dot
+    # at 0; they go on a log axis, whose ticks are decades
+    wide = Decision.from_json({**Decision.to_json(dec), "candidates": [
+        {**row, "label": "ext4", "ratio": 1.0, "ratio_ci": [1.0, 1.0], "p_best": 0.5, "why": "leader"},
+        {**row, "label": "xfs", "ratio": 0.99, "ratio_ci": [0.0004, 38419.0], "p_best": 0.5,
+         "why": "not separated from the leader when the race stopped"}]})
+    wide_chart = str(_decide_view(wide)["chart"])
+    assert ">10000×<" in wide_chart and ">0.001×<" in wide_chart, wide_chart
+    assert ">1×<" in view["chart"] and ">0.001×<" not in view["chart"]     # narrow: linear
     # a tie the rounds could not separate: its leader's commands only as a best guess
     assert view["commands"] == ["best guess, not shown better: ext4 only leads; to apply it anyway "
                                 "(a real device; fslab measured on loop images):",
                                 "mkfs.ext4 /dev/DEVICE"]
+
+
+def test_a_long_decision_figure_title_wraps_inside_the_figure():
+    """A decide's measure over workloads ('geometric mean over workloads of p99 read
+    latency, read IOPS (each time ...)') ran past the figure's right edge, cut at 'r'."""
+    import re
+    from fslab.report.svgplot import dot_interval
+    title = ("geometric mean over workloads of p99 read latency, read IOPS (each time or latency "
+             "as its inverse: higher is better) (higher is better): ratio to xfs")
+    svg = dot_interval([{"label": "xfs", "value": 1.0, "lo": None, "hi": None, "note": ""},
+                        {"label": "ext4", "value": 0.95, "lo": 0.6, "hi": 1.4, "note": ""}],
+                       title, "ratio to the leader (×)", log=False, width=760)
+    width = float(re.search(r'<svg[^>]* width="([0-9.]+)"', svg).group(1))
+    lines = [t for t in re.findall(r'font-size="11"[^>]*>([^<]*)<', svg)]
+    assert " ".join(lines) == title and len(lines) > 1
+    assert all(8 + 6.6 * len(line) <= width for line in lines)

@@ -114,12 +114,14 @@ def _decide_view(dec: Decision) -> dict:
     """A decide's decision, as the terminal says it: the verdict and what it took, the
     candidates' ratios to the leader drawn with their intervals, the table, what to type."""
     leader = dec.leader
+    # "winner" only where the race found one: a tie or an undecided race has a leader
+    to = "winner" if dec.winner else "leader"
     amp = any(r.write_amplification is not None for r in dec.candidates)
     rows, dots = [], []
     for r in dec.candidates:
         c = cells(r, leader)
         row = {"candidate": r.label, "options": r.options or "defaults",
-               "ratio to winner (95% CI)": c.ratio, "P(best)": c.p_best,
+               f"ratio to {to} (95% CI)": c.ratio, "P(best)": c.p_best,
                "expected loss": c.expected_loss}
         if amp:
             row["write ampl."] = c.write_amplification
@@ -135,8 +137,12 @@ def _decide_view(dec: Decision) -> dict:
                              " · winner" if r.label == dec.winner else
                              " · leader" if r.label == leader else "")})
     arrow = "higher is better" if dec.better == "higher" else "lower is better"
+    ends = [x for d in dots for x in (d["value"], d["lo"], d["hi"]) if x]
+    # intervals over more than a factor of 10 (a few rounds of a noisy unit) on a linear
+    # axis squeeze every dot against 0: ratios on a log axis then
+    wide = bool(ends) and max(ends) / min(ends) > 10
     chart = dot_interval(dots, f"{dec.metric} ({arrow}): ratio to {leader}",
-                         "ratio to the winner (×)", log=False, reference=1.0, width=760,
+                         f"ratio to the {to} (×)", log=wide, reference=1.0, width=760,
                          tick_format=lambda v: f"{v:g}×") if leader and len(dots) > 1 else ""
     head, commands, after = _decide_parts(dec)
     return {"run": dec.run, "head": head, "commands": commands, "lines": after,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence, TypeGuard
 
 import math
+import textwrap
 
 from markupsafe import escape
 
@@ -226,6 +227,10 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
     left = max(90, 6 * max((len(str(r["label"])) for r in rows), default=0) + 16)
     plot_w = width - 90 - right
     width = left + plot_w + right
+    # a title longer than the figure (a decide's measure over several workloads) wraps,
+    # one 14 px line each, instead of running past the right edge
+    title_lines = textwrap.wrap(title, max(20, int((width - 16) / 6.6))) or [""]
+    top += 14 * (len(title_lines) - 1)
     height = top + row_h * len(rows) + bottom
     panel = Panel(left, top, plot_w, row_h * len(rows))
     shown = [v for r in rows for v in (r["value"], r.get("lo"), r.get("hi"))
@@ -277,7 +282,8 @@ def dot_interval(rows: list[dict], title: str, axis: str, log: bool, reference: 
         if ok(v):
             parts.append(f'<circle cx="{_f(panel.x(v))}" cy="{_f(cy)}" r="5" fill="{color}"/>')
     # over the plot, or from the figure's edge where it would run past the right (11 px text)
-    panel.text(left if left + 6.6 * len(title) < width else 8, 14, title, 11, "start")
+    for k, line in enumerate(title_lines):
+        panel.text(left if left + 6.6 * len(line) < width else 8, 14 + 14 * k, line, 11, "start")
     panel.text(left + plot_w / 2, height - 4, axis, 9)
     body = "".join(parts)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
