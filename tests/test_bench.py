@@ -59,6 +59,27 @@ def test_what_a_bench_script_imports_exists(script):
     assert missing == []
 
 
+def test_bench_stats_judges_a_replicate_with_the_rankings_of_today():
+    """bench/stats ranks each replicate with tiers' own _rank: when its arguments became the
+    summary's rows, the script failed at its first replicate (KeyError: 0) while --help and
+    the imports above still passed. One replicate of two clearly different levels here."""
+    import importlib.machinery
+    import importlib.util
+    import numpy as np
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        loader = importlib.machinery.SourceFileLoader("bench_stats", str(REPO / "bench" / "stats"))
+        spec = importlib.util.spec_from_loader("bench_stats", loader)
+        stats = importlib.util.module_from_spec(spec)
+        loader.exec_module(stats)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    ranked, pairs = stats.judge(np.array([[100.0, 150.0], [104.0, 149.0], [98.0, 151.0],
+                                          [101.0, 148.0], [99.0, 152.0]]))
+    assert ranked["order"] == ["fs1", "fs0"] and pairs[0]["significant"]
+    assert stats.shown_separated(ranked) == {frozenset({"fs0", "fs1"})}
+
+
 def test_readme_power_figure_is_the_one_bench_stats_printed_in_docs():
     """README's '5 rounds separate ...' figure is bench/stats' figure 3 as docs record it
     (it said 98%, a figure no doc or bench run had)."""
