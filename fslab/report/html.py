@@ -137,7 +137,8 @@ def _decide_view(dec: Decision) -> dict:
                              " · winner" if r.label == dec.winner else
                              " · leader" if r.label == leader else "")})
     arrow = "higher is better" if dec.better == "higher" else "lower is better"
-    ends = [x for d in dots for x in (d["value"], d["lo"], d["hi"]) if x]
+    ends = [float(x) for r in dec.candidates if r.ratio is not None
+            for x in (r.ratio, *(r.ratio_ci if r.label != leader else ())) if x]
     # intervals over more than a factor of 10 (a few rounds of a noisy unit) on a linear
     # axis squeeze every dot against 0: ratios on a log axis then
     wide = bool(ends) and max(ends) / min(ends) > 10
