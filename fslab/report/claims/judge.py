@@ -193,7 +193,7 @@ def family_verdict(c: Claim, rows: list[dict]) -> tuple[str, str]:
     if len(good) >= need and not bad:
         return _size_verdict(c, good, test, k, need)
     if len(bad) >= need:
-        return REVERSED, f"{_count(bad, k)}{test}"
+        return REVERSED, f"{_count(bad, k)}the opposite of the claim{test}"
     if not good and not bad:
         exact_same = [r for r in tested if r["exact"]]
         if exact_same and len(exact_same) == len(tested):
