@@ -183,5 +183,5 @@ def _directions(data: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, dict
     kinds = by.nunique(dropna=False).to_numpy()      # no direction counts as one
     out["better"] = out["first"].where(kinds == 1)
     said = by.count().to_numpy()                     # records with a direction
-    mixed = {int(i): MIXED for i in np.flatnonzero((kinds > 1) & (said > 0) & (said < by.size().to_numpy()))}
+    mixed = {int(i): MIXED for i in np.flatnonzero((said > 0) & (said < by.size().to_numpy()))}
     return out.drop(columns=["first"]), mixed
