@@ -4,7 +4,8 @@ Built once and cached, content-addressed: the key hashes the kernel package
 version, the guest's package list, fslab's pinned Python dependencies and the
 boot scripts, so changing any of them builds a new image and never reuses a
 stale one. Builds run in `<key>.tmp` and are renamed into place only when
-complete, under a lock, so a killed build is never mistaken for a good one.
+complete, under a lock, so a killed build is never mistaken for a good one; a build
+that could not make a part it was asked for (OpenZFS) fails and caches nothing.
 
 Layout of one image directory:
     vmlinuz        the kernel (from linux-image-*-amd64, never installed on the host)
@@ -96,6 +97,8 @@ def image_key(kernel: tuple[str, str] | None = None) -> tuple[str, dict]:
                    "packages": GUEST_PACKAGES, "python_deps": python_deps(),
                    "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
                    "scripts": _boot_scripts_digest(), "openzfs": openzfs.spec()}
+    if not openzfs.wanted():
+        ingredients["openzfs"] = None   # asked for an image without it: a key of its own
     digest = hashlib.sha256(json.dumps(ingredients, sort_keys=True).encode()).hexdigest()[:16]
     return digest, ingredients
 
@@ -197,7 +200,7 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
         log("installing the kernel's modules and fslab's Python deps into the rootfs")
         shutil.copytree(work / "kernel" / "lib" / "modules" / release,
                         rootfs / "lib" / "modules" / release, symlinks=True)
-        zfs = openzfs.install(rootfs, release, kernel[1], log)   # never raises: ok or why
+        zfs = openzfs_part(rootfs, release, kernel[1], bool(ingredients["openzfs"]), log)
         run(["chroot", str(rootfs), "depmod", "-a", release], timeout=600)
         shutil.copy2(work / "kernel" / "boot" / f"vmlinuz-{release}", out / "vmlinuz")
         _install_python_deps(rootfs, ingredients["python_deps"], log)
@@ -212,6 +215,20 @@ def _build(out: Path, kernel: tuple[str, str], ingredients: dict,
             "package_versions": versions, "python_deps": ingredients["python_deps"],
             "ingredients": ingredients, "openzfs": zfs,
             "rootfs_bytes": (out / "rootfs.img").stat().st_size}
+
+
+def openzfs_part(rootfs: Path, release: str, kernel_version: str, asked: bool,
+                 log: Callable[[str], None]) -> dict:
+    """OpenZFS into the rootfs, or a FslabError: an image without a part it was asked to
+    build is never cached, so the next guest run tries again (the kernel, debootstrap's
+    .debs and any module already built are kept)."""
+    if not asked:
+        return openzfs.left_out(rootfs)
+    zfs = openzfs.install(rootfs, release, kernel_version, log)
+    if not zfs["ok"]:
+        raise FslabError(f"guest image not built: OpenZFS: {zfs['why']} "
+                         f"({openzfs.WITHOUT_ENV}=1 builds one without it)")
+    return zfs
 
 
 def remove_build_dir(path: Path) -> None:

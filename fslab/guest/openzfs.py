@@ -13,8 +13,9 @@ unpacked and configured source tree (`build-<key>/`, removed once the modules ar
 cached), then the modules.
 
 `install(rootfs, release, log)` never raises: on any failure it returns
-{"ok": False, "why": one line}, the image is built without ZFS, and the guest's
-zfs driver reports that line as the reason ZFS is unavailable.
+{"ok": False, "why": one line}; the image build then fails with that line and caches
+nothing (fslab/guest/image.py). Only an image asked for without OpenZFS
+(FSLAB_GUEST_WITHOUT_ZFS=1, a key of its own) lacks it, and its zfs driver says why.
 """
 from __future__ import annotations
 
@@ -38,6 +39,21 @@ MODULES = ("spl.ko", "zfs.ko")
 # In the guest rootfs: why ZFS is missing, read by fslab.filesystems.zfs
 UNAVAILABLE_NOTE = "/etc/fslab/zfs-unavailable"
 BUILD_TOOLS = ("gcc", "make", "dpkg-deb", "strip")
+WITHOUT_ENV = "FSLAB_GUEST_WITHOUT_ZFS"
+
+
+def wanted() -> bool:
+    """Whether the guest image is to carry OpenZFS (always, unless the user said not)."""
+    return os.environ.get(WITHOUT_ENV, "") in ("", "0")
+
+
+def left_out(rootfs: Path) -> dict:
+    """The manifest entry and the rootfs note of an image asked for without OpenZFS."""
+    why = f"the image was built with {WITHOUT_ENV}=1"
+    note = rootfs / UNAVAILABLE_NOTE.lstrip("/")
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(f"OpenZFS not in this guest image: {why}\n")
+    return {"ok": False, "why": why, "seconds": 0.0}
 
 
 def spec() -> dict:
@@ -173,7 +189,7 @@ def build_modules(release: str, kernel_version: str, log: Callable[[str], None],
         shutil.rmtree(build, ignore_errors=True)
         tree.mkdir(parents=True)
         headers = [(f"linux-headers-{release}", kernel_version)]
-        headers += [(dep, kernel_version) for dep in _header_deps(release)]
+        headers += header_deps(release, kernel_version)
         debs = apt.fetch([(SOURCE_PACKAGE, deb_version)]) + apt.fetch(headers, use_host_apt=True)
         for deb in debs:
             run(["dpkg-deb", "-x", str(deb), str(tree)], timeout=600)
@@ -216,14 +232,62 @@ def build_modules(release: str, kernel_version: str, log: Callable[[str], None],
     return version, final
 
 
-def _header_deps(release: str) -> list[str]:
-    """linux-headers-<release> needs its -common headers and linux-kbuild (host's apt)."""
-    r = run(["apt-cache", "depends", f"linux-headers-{release}"], check=False, timeout=120)
-    deps = re.findall(r"Depends:\s*(linux-(?:headers-\S+-common|kbuild-\S+))", r.stdout)
-    if not r.ok or len(deps) < 2:
-        raise FslabError(f"apt knows no linux-headers-{release} with its -common and kbuild "
-                         "packages (run apt-get update)")
-    return sorted(set(deps))
+# "linux-kbuild-6.1 (>= 6.1.192-2)" in a Depends field
+_DEPENDS_ITEM = re.compile(r"^\s*(\S+)(?:\s*\((<<|<=|=|>=|>>)\s*([^)\s]+)\))?\s*$")
+
+
+def parse_depends(field: str) -> list[tuple[str, str, str]]:
+    """(name, relation, version) of each item of a Depends field ('' where unversioned);
+    of an alternative ('a | b') the first."""
+    out = []
+    for item in field.split(","):
+        m = _DEPENDS_ITEM.match(item.split("|")[0])
+        if m:
+            out.append((m.group(1), m.group(2) or "", m.group(3) or ""))
+    return out
+
+
+def satisfies(version: str, relation: str, wanted: str) -> bool:
+    """Debian's version relation, as dpkg itself compares (epochs, tildes, revisions)."""
+    if not relation:
+        return True
+    op = {"<<": "lt", "<=": "le", "=": "eq", ">=": "ge", ">>": "gt"}[relation]
+    return run(["dpkg", "--compare-versions", version, op, wanted], check=False,
+               timeout=30).ok
+
+
+def header_deps(release: str, kernel_version: str) -> list[tuple[str, str]]:
+    """(name, version) of the -common headers and linux-kbuild that linux-headers-<release>
+    at `kernel_version` depends on, each at the newest version the host's apt serves that
+    meets the headers' own relation. The archive moves kbuild on without the headers
+    (6.1.192-2's headers want kbuild >= 6.1.192-2; only 6.1.192-3 is served): an equal
+    version string is not what the headers ask for."""
+    r = run(["apt-cache", "show", f"linux-headers-{release}={kernel_version}"], check=False,
+            timeout=120)
+    m = re.search(r"^Depends:\s*(.*)$", r.stdout, re.M)
+    if not r.ok or not m:
+        raise FslabError(f"apt knows no linux-headers-{release}={kernel_version} "
+                         "(run apt-get update)")
+    wanted = [d for d in parse_depends(m.group(1))
+              if re.fullmatch(r"linux-(headers-\S+-common|kbuild-\S+)", d[0])]
+    if len(wanted) < 2:
+        raise FslabError(f"linux-headers-{release}={kernel_version} names no -common headers "
+                         f"and kbuild package: Depends: {m.group(1)}")
+    out = []
+    for name, relation, version in wanted:
+        served = run(["apt-cache", "madison", name], check=False, timeout=120).stdout
+        versions = [ln.split("|")[1].strip() for ln in served.splitlines() if ln.count("|") >= 2]
+        fits = [v for v in versions if satisfies(v, relation, version)]
+        if not fits:
+            raise FslabError(f"the archive serves no {name} {relation} {version} that "
+                             f"linux-headers-{release} needs (it serves "
+                             f"{', '.join(versions) or 'none'})")
+        newest = fits[0]
+        for v in fits[1:]:
+            if satisfies(v, ">>", newest):
+                newest = v
+        out.append((name, newest))
+    return out
 
 
 def _headers_dirs(tree: Path, release: str) -> tuple[Path, Path]:
