@@ -42,7 +42,26 @@ class Chance:
 
 def posterior(values: dict[str, dict[int, float]], labels: list[str], better: str,
               seed: int = 0) -> dict[str, Chance]:
-    """label -> its Chance (P(best), expected loss): each candidate against a reference (the
+    """label -> its Chance (P(best), expected loss) from `draws` (NaN where the rounds
+    cannot say). P(best) is a share of DRAWS draws: its Monte Carlo standard error is
+    sqrt(p (1 - p) / 4000), at most 0.008, and the same on every BLAS kernel (_factor)."""
+    if len(labels) == 1:
+        return {labels[0]: Chance(1.0, 0.0)}
+    means = draws(values, labels, better, seed)
+    if means is None:
+        return {lv: Chance(math.nan, math.nan) for lv in labels}
+    best = means.max(axis=1, keepdims=True)
+    p_best = np.bincount(means.argmax(axis=1), minlength=len(labels)) / len(means)
+    loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
+    return {lv: Chance(float(p_best[i]), float(loss[:, i].mean()))
+            for i, lv in enumerate(labels)}
+
+
+def draws(values: dict[str, dict[int, float]], labels: list[str], better: str,
+          seed: int = 0) -> np.ndarray | None:
+    """DRAWS x len(labels) draws of the candidates' mean log values relative to a reference,
+    "higher is better" either way (None where a candidate has under 2 rounds with it).
+    Each candidate against a reference (the
     leader: _reference), on the rounds both ran, so a candidate retired early
     weighs with its own rounds and the others keep all of theirs.
 
@@ -54,14 +73,12 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
     round 3 does not reduce the others' to 3 rounds; and s_i = sqrt((n_i - 1) / chi2_{n_i - 1}) from one uniform
     for all (comonotone). With every candidate on the same rounds this is the multivariate
     t of the module doc (in distribution; the random stream differs)."""
-    if len(labels) == 1:
-        return {labels[0]: Chance(1.0, 0.0)}
     ref = _reference(values, labels, better)
     pairs = {lv: sorted(set(values[lv]) & set(values[ref])) for lv in labels}
     others = [lv for lv in labels if lv != ref]
     if any(len(pairs[lv]) < 2 for lv in others) or \
             any(values[lv][r] <= 0 for lv in labels for r in values[lv]):
-        return {lv: Chance(math.nan, math.nan) for lv in labels}
+        return None
     sign = 1.0 if better == "higher" else -1.0
 
     def ratios(lv: str, rounds: list[int]) -> np.ndarray:
@@ -78,23 +95,41 @@ def posterior(values: dict[str, dict[int, float]], labels: list[str], better: st
             corr[i, j] = corr[j, i] = _correlation(ratios(a, both), ratios(b, both)) \
                 * len(both) / math.sqrt(n[i] * n[j])
     corr = _shrunk(corr, float(np.mean(n)))
-    vals, vecs = np.linalg.eigh(corr)
-    root = vecs * np.sqrt(np.clip(vals, 0, None))                         # corr = root root'
-    # pairwise estimates need not make a valid correlation matrix: the nearest one with
-    # its negative eigenvalues cut, each row rescaled so every w_i stays a standard normal
-    root /= np.maximum(np.linalg.norm(root, axis=1, keepdims=True), 1e-12)
+    root = _factor(corr)                                                  # corr = root root'
     rng = np.random.default_rng(zlib.crc32(repr((seed, labels, [pairs[lv] for lv in labels])).encode()))
     w = rng.standard_normal((DRAWS, len(others))) @ root.T                # draws x others
     q = rng.uniform(size=(DRAWS, 1))
-    scale = np.sqrt((n - 1) / stats.chi2.ppf(q, n - 1))
+    # one quantile per distinct degrees of freedom, not per draw and candidate
+    dfs, which = np.unique(n - 1, return_inverse=True)
+    scale = np.sqrt(dfs / stats.chi2.ppf(q, dfs))[:, which]
     means = np.zeros((DRAWS, len(labels)))                                # the reference at 0
     idx = [labels.index(lv) for lv in others]
     means[:, idx] = mean + se * w * scale
-    best = means.max(axis=1, keepdims=True)
-    p_best = np.bincount(means.argmax(axis=1), minlength=len(labels)) / DRAWS
-    loss = 1 - np.exp(-(best - means))      # means are "higher is better" logs either way
-    return {lv: Chance(float(p_best[i]), float(loss[:, i].mean()))
-            for i, lv in enumerate(labels)}
+    return means
+
+
+def _factor(corr: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor of the nearest valid correlation matrix to `corr`.
+
+    Pairwise estimates need not make a valid correlation matrix: its negative eigenvalues
+    are cut (V max(L, 0) V', which does not depend on the basis chosen inside a repeated
+    eigenvalue's space) and it is rescaled to a unit diagonal, so every w_i stays a standard
+    normal. Then Cholesky, the one factor a positive definite matrix has. An eigenvector
+    basis itself is no factor to draw with: where eigenvalues repeat (the shrunk matrix of
+    many candidates has one eigenvalue k - 2 times) each BLAS kernel picks its own, and
+    P(best) at 3 rounds of 12 candidates came out differently under OpenBLAS's Haswell and
+    SkylakeX kernels (issue 47)."""
+    vals, vecs = np.linalg.eigh((corr + corr.T) / 2)
+    psd = (vecs * np.clip(vals, 0, None)) @ vecs.T
+    d = np.sqrt(np.maximum(np.diag(psd), 1e-12))
+    valid = psd / np.outer(d, d)
+    k = len(valid)
+    for jitter in (0.0, 1e-10, 1e-8, 1e-6):   # a cut matrix is singular: the least that makes it definite
+        try:
+            return np.linalg.cholesky((valid + jitter * np.eye(k)) / (1 + jitter))
+        except np.linalg.LinAlgError:
+            continue
+    return np.linalg.cholesky((valid + 1e-4 * np.eye(k)) / (1 + 1e-4))
 
 
 def _shrunk(corr: np.ndarray, rounds: float) -> np.ndarray:
