@@ -24,7 +24,8 @@ from fslab.system import devstat
 from fslab.metrics import declared
 from fslab.records import Measurement
 
-_TICK = os.sysconf("SC_CLK_TCK")
+TICK = os.sysconf("SC_CLK_TCK")   # /proc/stat and /proc/PID/stat count in these
+_TICK = TICK
 
 
 def process_cpu_seconds(pid: int) -> float | None:

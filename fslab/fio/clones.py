@@ -26,6 +26,8 @@ DIRECTIONS = ("read", "write", "trim", "sync")
 SUMMED = ("iops", "bw", "bw_bytes", "io_bytes", "io_kbytes", "total_ios", "short_ios",
           "drop_ios")
 LATENCIES = ("clat_ns", "lat_ns", "slat_ns", "clat", "lat", "slat")
+# fio's per-job counters: its threads' CPU % (usr_cpu, sys_cpu), context switches, faults
+COUNTERS = ("usr_cpu", "sys_cpu", "ctx", "majf", "minf")
 
 
 def merge_clones(entries: list[dict], key=lambda e: (e.get("jobname"), e.get("groupid"))) -> list[dict]:
@@ -42,7 +44,7 @@ def merged(clones: list[dict]) -> dict:
         parts = [c.get(d) for c in clones if isinstance(c.get(d), dict)]
         if parts:
             out[d] = _direction(parts)
-    for k in ("usr_cpu", "sys_cpu", "ctx", "majf", "minf"):
+    for k in COUNTERS:
         if any(k in c for c in clones):
             out[k] = sum(float(c.get(k, 0) or 0) for c in clones)
     out["error"] = next((c.get("error") for c in clones if c.get("error")), 0)
@@ -122,3 +124,51 @@ def _percentile(hist: Counter, p: float) -> int:
         if seen >= need:
             return value
     return max(hist) if hist else 0
+
+
+def consecutive(entries: list[dict]) -> dict:
+    """One entry for a job that fio ran as consecutive slices (fslab's interleaved blocks,
+    fslab/workloads/sliced.py): unlike clones, the slices did not run at the same time, so
+    the job's rates are its I/O over the slices' time together (not summed rates), its
+    latencies pooled from every slice's samples (exact percentiles from json+ bins), its
+    CPU % weighted by each slice's runtime. Each entry is one slice, its clones already
+    merged."""
+    out = copy.deepcopy(entries[0])
+    for d in DIRECTIONS:
+        parts = [e.get(d) for e in entries if isinstance(e.get(d), dict)]
+        if parts:
+            out[d] = _in_sequence(parts)
+    runtimes = [float(e.get("job_runtime", 0) or 0) for e in entries]
+    out["job_runtime"] = sum(runtimes)
+    for k in COUNTERS:
+        if not any(k in e for e in entries):
+            continue
+        if k.endswith("_cpu"):   # a % of each slice's time: weighted by it
+            out[k] = (sum(float(e.get(k, 0) or 0) * r for e, r in zip(entries, runtimes))
+                      / sum(runtimes)) if sum(runtimes) > 0 else float(entries[0].get(k, 0) or 0)
+        else:
+            out[k] = sum(float(e.get(k, 0) or 0) for e in entries)
+    out["error"] = next((e.get("error") for e in entries if e.get("error")), 0)
+    out["slices"] = len(entries)
+    return out
+
+
+def _in_sequence(parts: list[dict]) -> dict:
+    out = copy.deepcopy(parts[0])
+    for k in ("io_bytes", "io_kbytes", "total_ios", "short_ios", "drop_ios"):
+        if any(k in p for p in parts):
+            out[k] = sum(float(p.get(k, 0) or 0) for p in parts)
+    runtime_ms = sum(float(p.get("runtime", 0) or 0) for p in parts)
+    out["runtime"] = runtime_ms
+    seconds = runtime_ms / 1000.0
+    if seconds > 0:
+        ios = out.get("total_ios", 0)
+        done = out.get("io_bytes", float(out.get("io_kbytes", 0) or 0) * 1024.0)
+        out["iops"] = float(ios) / seconds
+        out["bw_bytes"] = float(done) / seconds
+        out["bw"] = out["bw_bytes"] / 1024.0
+    for k in LATENCIES:
+        stats = [p.get(k) for p in parts if isinstance(p.get(k), dict)]
+        if stats:
+            out[k] = _latency(stats, [_samples(p, s) for p, s in zip(parts, stats)])
+    return out

@@ -52,6 +52,11 @@ class RunSection(BaseModel):
     # a round's order: "spread" (every unit of the round shuffled) or "grouped" (each case's
     # filesystems back to back, cases and filesystems shuffled); None: the profile's default
     order: Literal["spread", "grouped"] | None = None
+    # how a round measures a case: "sliced" (its candidates as one block of one fio process,
+    # taking turns in slices of slice_ms, fslab/workloads/sliced.py, where the case allows)
+    # or "units" (one unit per candidate); None: the profile's default
+    design: Literal["sliced", "units"] | None = None
+    slice_ms: int = Field(250, ge=20, le=10_000)
     # "off": measure the device (direct I/O where accepted); "on": buffered, as the studies
     # ran. None: the profile's default (on for paper, off otherwise); see fslab/fio/cachepolicy.py
     page_cache: Literal["off", "on"] | None = None
@@ -171,6 +176,11 @@ class Plan(BaseModel):
     @property
     def order(self) -> str:
         return self.run.order or self.profile.order
+
+    @property
+    def design(self) -> str:
+        """"sliced" or "units": how a round measures a case that allows slices."""
+        return self.run.design or self.profile.design
 
     @property
     def settle(self) -> bool:

@@ -28,6 +28,9 @@ class Profile:
     # a round's order (fslab/run/schedule.py): each case's filesystems back to back halved
     # the own-noise variance of bench/noise's twins against every unit shuffled
     order: str = "grouped"
+    # how a round measures a fio case that allows it: its candidates' slices taking turns in
+    # one fio process ("sliced", fslab/workloads/sliced.py) or one unit each ("units")
+    design: str = "sliced"
     # (ramp s, window s, ceiling s): a time-based fio job runs until its window is steady
     # (SNIA PTS's rule, fio's steadystate) or the ceiling; None: the runtime as it is
     steady_state: tuple[int, int, int] | None = None
@@ -60,7 +63,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             "1 GiB files, runs until steady (SNIA's rule over a 10 s window after 5 s; "
             "at most 60 s), 5 rounds", steady_state=(5, 10, 60)),
     Profile("paper", 10, None, None, 8 * GiB, 1.0,
-            "the reference study's exact sizes and durations (hours)"),
+            "the reference study's exact sizes and durations (hours)", design="units"),
 )}
 
 

@@ -22,7 +22,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 
 from fslab.errors import FslabError, StepFailed
 from fslab.plan import Plan
-from fslab.records import stamp
+from fslab.records import canonical_params, stamp
+from fslab.run.blocks import blocks
 from fslab.run.schedule import Schedule, Unit, driver_for
 from fslab.run.session import Outcome, end_driver_sessions
 from fslab.store import Store
@@ -75,28 +76,45 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
 
             def run_all(batch: list[Unit]) -> None:
                 nonlocal count
-                for unit in batch:
-                    count += 1
-                    bar.update(task, description=escape(unit.key.label()))
-                    if identical and (why := identical.skips(unit)):
-                        store.finish_unit(run_id, unit.key, [], "failed", why, time.time(), None)
-                        out.failed += 1
-                        bar.advance(task)
+                for block in blocks(batch, plan, mountpoint_dir is not None):
+                    if identical:
+                        kept = []
+                        for unit in block:
+                            if (why := identical.skips(unit)):
+                                count += 1
+                                store.finish_unit(run_id, unit.key, [], "failed", why, time.time(), None)
+                                out.failed += 1
+                                bar.advance(task)
+                            else:
+                                kept.append(unit)
+                        block = kept
+                    if not block:
                         continue
+                    bar.update(task, description=escape(block[0].key.label() if len(block) == 1
+                                                        else _block_label(block)))
                     t0 = time.monotonic()
-                    failure = _run_unit(unit, plan, store, run_id, make_target, workdir, console,
-                                        mountpoint_dir, seen_variants)
-                    ok = failure is None
-                    out.done += ok
-                    out.failed += not ok
-                    bar.advance(task)
-                    if identical and (line := identical.record(unit, failure)):
-                        console.print(f"[yellow]note:[/] {line}")
-                    if not live:
-                        where = (f"unit {out.skipped + count} of at most {at_most}" if at_most else
-                                 f"[{count}/{int(bar.tasks[0].total)}]")
-                        console.print(f"{where} {unit.key.label()}: {'done' if ok else 'failed'} "
-                                      f"({time.monotonic() - t0:.1f}s)", markup=False, highlight=False)
+                    if len(block) == 1:
+                        failures = [_run_unit(block[0], plan, store, run_id, make_target, workdir,
+                                              console, mountpoint_dir, seen_variants)]
+                    else:
+                        failures = _run_block(block, plan, store, run_id, make_target, workdir,
+                                              console, seen_variants)
+                    took = time.monotonic() - t0
+                    for unit, failure in zip(block, failures):
+                        count += 1
+                        ok = failure is None
+                        out.done += ok
+                        out.failed += not ok
+                        bar.advance(task)
+                        if identical and (line := identical.record(unit, failure)):
+                            console.print(f"[yellow]note:[/] {line}")
+                        if not live:
+                            where = (f"unit {out.skipped + count} of at most {at_most}" if at_most else
+                                     f"[{count}/{int(bar.tasks[0].total)}]")
+                            share = f" of a block of {len(block)}" if len(block) > 1 else ""
+                            console.print(f"{where} {unit.key.label()}: {'done' if ok else 'failed'} "
+                                          f"({took / len(block):.1f}s{share})", markup=False,
+                                          highlight=False)
 
             run_all(todo)
             if rounds_policy is not None:
@@ -135,26 +153,75 @@ def execute(schedule: Schedule, store: Store, run_id: str, *, make_target: Calla
     return out
 
 
-def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, workdir: Path,
-              console: Console, mountpoint_dir: Path | None, seen_variants: set[str]) -> str | None:
-    """Run one unit and commit it; None when it is done, else why it failed."""
+def _block_label(block: list[Unit]) -> str:
+    k = block[0].key
+    return f"round {k.iteration} {k.suite}:{k.case} on {', '.join(u.spec.label for u in block)} (slices)"
+
+
+def _context(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, workdir: Path,
+             console: Console, mountpoint_dir: Path | None) -> UnitContext:
+    """A unit's context, its raw-file directory made empty."""
     rel = f"runs/{run_id}/{unit.key.slug()}"
     adir = store.root / rel
     if adir.exists():   # leftovers of an interrupted attempt: redo from scratch
         shutil.rmtree(adir)
     adir.mkdir(parents=True)
-    ctx = UnitContext(key=unit.key, run_id=run_id, spec=unit.spec,
-                      driver=driver_for(unit.spec, mountpoint_dir is not None), profile=plan.profile,
-                      plan_seed=plan.run.seed, artifact_dir=adir, artifact_rel=rel,
-                      workdir=workdir, make_target=make_target, mountpoint_dir=mountpoint_dir,
-                      log=lambda m: console.print(f"  {m}"), page_cache=plan.page_cache,
-                      unit_timeout=plan.run.unit_timeout)
-    if plan.settle and mountpoint_dir is None:
+    return UnitContext(key=unit.key, run_id=run_id, spec=unit.spec,
+                       driver=driver_for(unit.spec, mountpoint_dir is not None), profile=plan.profile,
+                       plan_seed=plan.run.seed, artifact_dir=adir, artifact_rel=rel,
+                       workdir=workdir, make_target=make_target, mountpoint_dir=mountpoint_dir,
+                       log=lambda m: console.print(f"  {m}"), page_cache=plan.page_cache,
+                       unit_timeout=plan.run.unit_timeout)
+
+
+def _settle(plan: Plan, ctx: UnitContext, console: Console) -> None:
+    if plan.settle and ctx.mountpoint_dir is None:
         settled = settle()
         ctx.phases["settle"] = settled.seconds
         if settled.dirty_kib > QUIET_KIB:
             console.print(f"  [yellow]note:[/] {settled.dirty_kib} KiB still dirty after "
                           f"{settled.seconds:.0f} s of settling; the unit starts anyway")
+
+
+def _run_block(block: list[Unit], plan: Plan, store: Store, run_id: str, make_target,
+               workdir: Path, console: Console, seen_variants: set[str]) -> list[str | None]:
+    """A round's units of one case as one block of interleaved slices; each committed as
+    its own unit. Per unit: None when done, else why it failed."""
+    ctxs = [_context(u, plan, store, run_id, make_target, workdir, console, None) for u in block]
+    _settle(plan, ctxs[0], console)
+    k = block[0].key
+    # beside the units' own directories: blocks/<suite>-<case>-<params hash>/iter-NNN
+    case_dir, it_dir = block[0].key.slug().split("/")[-2:]
+    block_dir = store.root / f"runs/{run_id}/blocks/{case_dir}/{it_dir}"
+    if block_dir.exists():
+        shutil.rmtree(block_dir)
+    seed = f"{plan.run.seed}:{k.iteration}:{k.suite}:{k.case}:{canonical_params(block[0].case.params)}"
+    started = time.time()
+    try:
+        results = block[0].suite.measure_block(ctxs, block[0].case, plan.run.slice_ms,
+                                               block_dir, seed)
+    except (StepFailed, FslabError, OSError) as e:
+        (ctxs[0].artifact_dir / "error.txt").write_text(traceback.format_exc())
+        results = [UnitFailed(f"{type(e).__name__}: {e}") for _ in block]
+    failures = []
+    for unit, ctx, got in zip(block, ctxs, results):
+        if isinstance(got, UnitFailed):
+            console.print(f"[red]failed[/] {unit.key.label()}: {got}")
+            measurements, status, message = got.measurements, "failed", str(got)
+        else:
+            measurements, status, message = got, "done", None
+        ctx.phases["unit"] = (time.time() - started) / len(block) + ctx.phases.get("settle", 0.0)
+        _commit(unit, ctx, store, run_id, measurements, status, message, started, seen_variants)
+        failures.append(None if status == "done" else message)
+    return failures
+
+
+def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, workdir: Path,
+              console: Console, mountpoint_dir: Path | None, seen_variants: set[str]) -> str | None:
+    """Run one unit and commit it; None when it is done, else why it failed."""
+    ctx = _context(unit, plan, store, run_id, make_target, workdir, console, mountpoint_dir)
+    adir = ctx.artifact_dir
+    _settle(plan, ctx, console)
     started = time.time()
     measurements, status, message = [], "done", None
     try:
@@ -167,6 +234,14 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
     if status == "failed":
         console.print(f"[red]failed[/] {unit.key.label()}: {message}")
     ctx.phases["unit"] = time.time() - started + ctx.phases.get("settle", 0.0)
+    _commit(unit, ctx, store, run_id, measurements, status, message, started, seen_variants)
+    return None if status == "done" else message
+
+
+def _commit(unit: Unit, ctx: UnitContext, store: Store, run_id: str, measurements: list,
+            status: str, message: str | None, started: float, seen_variants: set[str]) -> None:
+    """A finished unit's phases, environment and records into the store."""
+    adir, rel = ctx.artifact_dir, ctx.artifact_rel
     (adir / "phases.json").write_text(json.dumps({k: round(v, 4) for k, v in ctx.phases.items()}))
     if "filesystem" in ctx.environment:
         import orjson
@@ -184,4 +259,3 @@ def _run_unit(unit: Unit, plan: Plan, store: Store, run_id: str, make_target, wo
         m.artifact = m.artifact or rel
         records.append(stamp(unit.key, run_id, m))
     store.finish_unit(run_id, unit.key, records, status, message, started, rel)
-    return None if status == "done" else message

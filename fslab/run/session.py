@@ -76,7 +76,8 @@ def run_environment(plan: Plan, fs_names: list[str], target: dict) -> dict:
                       "description": plan.profile.description}
     env["page_cache"] = plan.page_cache
     # how each unit starts (bench/noise measured what quiets a unit: docs/statistics.md)
-    env["units"] = {"settle": plan.settle,
+    env["units"] = {"settle": plan.settle, "design": plan.design,
+                    **({"slice_ms": plan.run.slice_ms} if plan.design == "sliced" else {}),
                     **({"image": plan.image, "loop_direct_io": plan.run.loop_direct_io}
                        if target.get("kind", "loop") == "loop" else {})}
     return env

@@ -196,8 +196,9 @@ class RunEnvironment:
 
     @property
     def unit_setup(self) -> dict:
-        """{"settle": bool, "image": "fresh" | "reused", "loop_direct_io": bool} ({} for runs
-        from before fslab recorded it: a fresh image per unit, unsettled)."""
+        """{"settle": bool, "design": "sliced" | "units", "slice_ms": int, "image": "fresh" |
+        "reused", "loop_direct_io": bool} ({} for runs from before fslab recorded it: a
+        fresh image per unit, unsettled, one unit per candidate)."""
         return _dict(self.data.get("units"))
 
     def unit_setup_note(self) -> str:
@@ -206,6 +207,12 @@ class RunEnvironment:
         if not u:
             return ""
         parts = []
+        if u.get("design") == "sliced":
+            slices = sorted({str(w["design"]) for w in self.workloads.values()
+                             if str(w.get("design", "")).startswith("interleaved")})
+            if slices:   # which cases ran so: the fio suite's time-based ones
+                parts.append("each round's fio case in one fio process, its filesystems "
+                             "taking turns in " + " / ".join(slices))
         if u.get("image") == "reused":
             parts.append("every unit on one loop image written before the run")
         elif u.get("image") == "fresh":

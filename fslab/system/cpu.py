@@ -17,7 +17,12 @@ class CpuSample:
 
 def sample() -> CpuSample:
     with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
+        return parse_stat_line(f.readline())
+
+
+def parse_stat_line(line: str) -> CpuSample:
+    """/proc/stat's aggregate "cpu ..." line (fslab/workloads/sliced.py keeps it per slice)."""
+    fields = [int(x) for x in line.split()[1:]]
     # user nice system idle iowait irq softirq steal (guest, guest_nice are inside user/nice)
     idle, iowait = fields[3], fields[4]
     total = sum(fields[:8])

@@ -191,6 +191,17 @@ class Suite(ABC):
         tell (`--dry-run` then uses the store's earlier units)."""
         return None
 
+    def slicing(self, case: Case) -> str | None:
+        """None when a round's units of this case can run as one block of interleaved
+        slices (`measure_block`), else why they run as whole units."""
+        return f"the {self.name} suite runs whole units"
+
+    def measure_block(self, ctxs: list[UnitContext], case: Case, slice_ms: int,
+                      block_dir: Path, seed: str) -> list[list[Measurement] | UnitFailed]:
+        """Measure one case on several filesystems at once as interleaved slices (only where
+        `slicing` said None): per context, its measurements or UnitFailed."""
+        raise NotImplementedError(f"{self.name} has no block design")
+
     def mounted(self, ctx: UnitContext, case: Case) -> "MountedFs":
         """The usual setup: a fresh filesystem for this case, or the user's --mountpoint."""
         return MountedFs(ctx, case.image_bytes)

@@ -35,25 +35,29 @@ answers what the suite asks (refusal, describe, estimate, prepare, deadline, job
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from fslab.fio import cachepolicy
 from fslab.system import deadline
-from fslab.fio.accounting import UnitAccount
+from fslab.fio.accounting import UnitAccount, TICK as _TICK
 from fslab.system.cpu import busy_percent, iowait_percent, sample
 from fslab.system.devstat import source_device_of
-from fslab.errors import FslabError, TimedOut
+from fslab.errors import FslabError, StepFailed, TimedOut
 from fslab.filesystems.raw import Raw, is_raw
 from fslab.workloads.support.jobfile import JobFileCase, job_file_cases
 from fslab.system.proc import kill_group, run
 from fslab.plan import SuiteSpec
 from fslab.plan.profiles import Profile, parse_size
 from fslab.records import Measurement
-from fslab.workloads.base import Case, Suite, UnitContext, UnitFailed, register
+from fslab.workloads.base import Case, MountedFs, Suite, UnitContext, UnitFailed, register
+from fslab.workloads import sliced
 from fslab.fio.joberror import describe as describe_job_error
 from fslab.fio.parse import FioParseError, declared_group_io, declared_io, job_measurements, load_fio_output
 
@@ -245,12 +249,19 @@ class FioSuite(Suite):
               m("fio_wall_time", elapsed, out_rel),
               m("fio_rusage_cpu", ru.ru_utime + ru.ru_stime, out_rel),
               m("fio_max_rss", ru.ru_maxrss * 1024, out_rel)]
-        log_tail = _tail(log_path)
         try:
             doc = load_fio_output(out_path.read_bytes() if out_path.exists() else b"", str(out_path))
         except FioParseError as e:
-            raise UnitFailed(f"fio exit {p.returncode}: {log_tail or e}", ms) from None
-        ms += acct.measurements(doc, elapsed, out_rel)
+            raise UnitFailed(f"fio exit {p.returncode}: {_tail(log_path) or e}", ms) from None
+        return self._results(ctx, case, doc, acct, elapsed, out_rel, ms, p.returncode,
+                             _tail(log_path))
+
+    def _results(self, ctx: UnitContext, case: FioCase, doc: dict, acct: UnitAccount,
+                 elapsed: float, out_rel: str, ms: list[Measurement], returncode: int | None,
+                 log_tail: str) -> list[Measurement]:
+        """A unit's records from its fio document and accounting (a unit's own fio run or
+        its share of a block); UnitFailed when fio or a job failed."""
+        ms = ms + acct.measurements(doc, elapsed, out_rel)
         jobs = job_measurements(doc)
         names = job_labels(jobs)
         for job, name in zip(jobs, names):
@@ -263,10 +274,139 @@ class FioSuite(Suite):
                 m.params = case.job_params(m.params, job, name, len(jobs))
             ms += job.measurements
         failed = [j for j in jobs if j.error]
-        if p.returncode != 0 or failed:
+        if returncode != 0 or failed:
             why = describe_job_error(failed[0]) if failed else "no job reported an error"
-            raise UnitFailed(f"fio exit {p.returncode}, {why}" + (f": {log_tail}" if log_tail else ""), ms)
+            raise UnitFailed(f"fio exit {returncode}, {why}" + (f": {log_tail}" if log_tail else ""), ms)
         return ms
+
+    def slicing(self, case: Case) -> str | None:
+        """None when this case's units of a round can run as one block of interleaved slices
+        (fslab/workloads/sliced.py), else why they run as whole units."""
+        if not isinstance(case, MatrixCase):
+            return "a job file runs as written"
+        return sliced.why_not_sliced(case.config)
+
+    def measure_block(self, ctxs: list[UnitContext], case: Case, slice_ms: int,
+                      block_dir: Path, seed: str) -> list[list[Measurement] | UnitFailed]:
+        """Every candidate's unit of this case in one round as one block: each its own fresh
+        filesystem, mounted together, laid out as its unit would be, then one fio process
+        running their slices in turn (fslab/workloads/sliced.py); each candidate's records
+        from its share. Per candidate: its records, or UnitFailed."""
+        assert isinstance(case, MatrixCase)
+        out: dict[int, list[Measurement] | UnitFailed] = {}
+        held: list[tuple[int, MountedFs]] = []
+        members: list[tuple[int, sliced.Member, object, tuple[str, int] | None]] = []
+        try:
+            for i, ctx in enumerate(ctxs):
+                mounted = self.mounted(ctx, case)
+                try:
+                    directory, inst = mounted.__enter__()
+                    held.append((i, mounted))
+                    daemon = ctx.driver.serving_daemon()
+                    job_path, _ = ctx.artifact("job.fio")
+                    log_path, _ = ctx.artifact("fio.log")
+                    opts = case.prepared_options(ctx, directory, inst, daemon, job_path, log_path)
+                    members.append((i, sliced.Member(ctx.spec.label, opts, directory, case.name,
+                                                     daemon[1] if daemon else None), inst, daemon))
+                except UnitFailed as e:
+                    out[i] = e
+                except (StepFailed, FslabError, OSError) as e:
+                    out[i] = UnitFailed(f"{type(e).__name__}: {e}")
+            if members:
+                got = self._run_block(ctxs, case, members, slice_ms, block_dir, seed)
+                out.update(got)
+        finally:
+            for i, mounted in reversed(held):
+                try:
+                    mounted.__exit__(None, None, None)
+                except (StepFailed, FslabError, OSError) as e:
+                    prior = out.get(i)
+                    why = f"{type(e).__name__}: {e}"
+                    out[i] = UnitFailed(f"{prior}; {why}" if isinstance(prior, UnitFailed) else why,
+                                        prior if isinstance(prior, list) else prior.measurements
+                                        if isinstance(prior, UnitFailed) else [])
+        return [out.get(i, UnitFailed("not run: the block stopped before it")) for i in range(len(ctxs))]
+
+    def _run_block(self, ctxs, case, members, slice_ms, block_dir, seed):
+        block_dir.mkdir(parents=True, exist_ok=True)
+        mark = block_dir / "mark.sh"
+        mark.write_text(sliced.MARK_SCRIPT)
+        mark.chmod(0o755)
+        marks, job_path = block_dir / "marks.txt", block_dir / "block.fio"
+        out_path, log_path = block_dir / "fio.json", block_dir / "fio.log"
+        count = sliced.slice_count(case.config, slice_ms)
+        orders = sliced.cycle_orders(len(members), count, seed)
+        mems = [m for _, m, _, _ in members]
+        title = (f"{case.name} round {ctxs[members[0][0]].key.iteration}: "
+                 + ", ".join(m.label for m in mems))
+        job_path.write_text(sliced.job_text(mems, orders, slice_ms, mark, marks, title))
+        for i, _, _, _ in members:
+            ctxs[i].note_workload(design=f"interleaved slices of {slice_ms} ms, {count} per candidate")
+        accounts = [UnitAccount.start(inst.devices if inst is not None else [],
+                                      daemon[1] if daemon else None)
+                    for _, _, inst, daemon in members]
+        limit = sum(case.deadline(ctxs[i]) for i, _, _, _ in members)
+        t0 = time.perf_counter()
+        with open(log_path, "wb") as log:
+            p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
+                                  str(job_path)], stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+            try:
+                status, _ = deadline.wait(p.pid, limit, str(block_dir))
+            except deadline.Hung as e:
+                for a in accounts:
+                    a.stop()
+                said = [ctxs[i].driver.recover_after_hang(inst) for i, _, inst, _ in members
+                        if inst is not None]
+                why = str(e) + "".join(f"; {r}" for r in said if r)
+                return {i: UnitFailed(why) for i, _, _, _ in members}
+            except BaseException:
+                kill_group(p)
+                raise
+            p.returncode = os.waitstatus_to_exitcode(status)
+        block_seconds = time.perf_counter() - t0
+        for a in accounts:
+            a.stop()
+        times = sliced.slice_times(marks, len(members), _TICK)
+        try:
+            doc = load_fio_output(out_path.read_bytes() if out_path.exists() else b"", str(out_path))
+        except FioParseError as e:
+            why = f"fio exit {p.returncode}: {_tail(log_path) or e}"
+            return {i: UnitFailed(why) for i, _, _, _ in members}
+        shares = sliced.split(doc, len(members), case.name)
+        results: dict[int, list[Measurement] | UnitFailed] = {}
+        rel_block = _relative(block_dir, ctxs[members[0][0]])
+        for k, (i, member, _, _) in enumerate(members):
+            ctx, acct = ctxs[i], accounts[k]
+            share_path, out_rel = ctx.artifact("fio.json")
+            share = shares.get(k)
+            ctx.phases["io"] = times[k].seconds if k in times else block_seconds / len(members)
+            ctx.phases["block_io"] = block_seconds
+            (ctx.artifact("block.json")[0]).write_text(json.dumps({
+                "design": "interleaved slices", "block": rel_block, "slice_ms": slice_ms,
+                "slices": count, "member": f"c{k}", "members": [m.label for m in mems],
+                "orders": orders}, indent=1))
+            if share is None:
+                results[i] = UnitFailed(f"fio exit {p.returncode}: no slice of {member.label} "
+                                        f"reported: {_tail(log_path)}")
+                continue
+            share_path.write_bytes(orjson.dumps(share, option=orjson.OPT_INDENT_2))
+            t = times.get(k)
+            m = self.metrics.measure
+            ms: list[Measurement] = []
+            if t is not None:   # CPU over this candidate's slices only (the marks)
+                acct.cpu_seconds = t.cpu_end.busy / _TICK
+                acct.cpu_busy_percent = busy_percent(t.cpu_start, t.cpu_end)
+                acct.daemon_cpu_seconds = t.daemon_cpu_seconds
+                ms = [m("cpu_busy_system_wide", busy_percent(t.cpu_start, t.cpu_end), out_rel),
+                      m("cpu_iowait_system_wide", iowait_percent(t.cpu_start, t.cpu_end), out_rel),
+                      m("fio_wall_time", t.seconds, out_rel)]
+            try:
+                results[i] = self._results(ctx, case, share, acct, t.seconds if t else 0.0,
+                                           out_rel, ms, p.returncode, _tail(log_path))
+            except UnitFailed as e:
+                results[i] = e
+        return results
 
 
 class FioCase(Case):
@@ -324,6 +464,13 @@ class MatrixCase(FioCase):
         return run + ramp + moving + 2.0
 
     def prepare(self, ctx, directory, inst, device, daemon, job_path, log_path):
+        self.prepared_options(ctx, directory, inst, daemon, job_path, log_path, device)
+        return None
+
+    def prepared_options(self, ctx: UnitContext, directory: Path, inst, daemon,
+                         job_path: Path, log_path: Path, device: str | None = None) -> dict[str, str]:
+        """The unit's fio options as it runs them (page-cache policy and throttle applied),
+        its job file written and its files laid out."""
         policy = cachepolicy.apply(ctx.page_cache, self.config, str(directory), device,
                                    ctx.driver, inst)
         opts = _throttled(policy.options, ctx.spec.throttle)
@@ -346,7 +493,7 @@ class MatrixCase(FioCase):
                     from None
             if policy.cold_after_layout:
                 inst.cold_cache()
-        return None
+        return opts
 
     def deadline(self, ctx):
         """From the runtime, ramp and bytes it asked for (the cache policy changes none)."""
@@ -422,6 +569,15 @@ class JobFileFioCase(FioCase):
             return {**params, "job": "+".join(names),
                     **declared_group_io([o for _, o in members])}
         return {**params, "job": name, **declared_io(job.options)}
+
+
+def _relative(path: Path, ctx: UnitContext) -> str:
+    """`path` as the store names raw files: relative to the results directory."""
+    depth = len(Path(ctx.artifact_rel).parts)
+    root = ctx.artifact_dir
+    for _ in range(depth):
+        root = root.parent
+    return str(path.relative_to(root))
 
 
 def _throttled(opts: dict[str, str], x: float | None) -> dict[str, str]:
