@@ -28,13 +28,3 @@ def _same_case(a: Unit, b: Unit) -> bool:
     return (a.key.iteration, a.key.suite, a.key.case, canonical_params(a.case.params)) == \
         (b.key.iteration, b.key.suite, b.key.case, canonical_params(b.case.params)) \
         and a.key.host == b.key.host
-
-
-def design_of(plan: Plan, unit: Unit) -> str:
-    """How this unit's case is measured under the plan, in words for the report's header."""
-    why = unit.suite.slicing(unit.case)
-    if plan.design != "sliced":
-        return "one unit per candidate"
-    if why:
-        return f"one unit per candidate ({why})"
-    return f"interleaved slices of {plan.run.slice_ms} ms"

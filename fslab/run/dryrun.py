@@ -22,6 +22,7 @@ from fslab.plan import FilesystemSpec
 from fslab.report.options import print_table, spec_options
 from fslab.report.claims import deviations
 from fslab.workloads import scales_a_study
+from fslab.workloads.sliced import describe as describe_slices
 
 
 def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, Any]:
@@ -39,8 +40,11 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
     cases, total, unknown = [], 0.0, 0
     for spec, suite, case in pairs:
         key = (spec.name, spec.variant, suite.name, case.name, canonical_params(case.params))
+        design = design_of(plan, suite, case)
         if key in past:
             each, source = past[key], "median of earlier runs here"
+        elif design.startswith("interleaved"):
+            each, source = suite.estimate_seconds(case, plan.run.slice_ms), "from the options"
         else:
             each, source = suite.estimate_seconds(case), "from the options"
         if each is None:
@@ -56,7 +60,7 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
             said["direct_io"] = _direct_io(said["fio_options"], plan)
         cases.append({"filesystem": spec.label, "suite": suite.name, "case": case.name,
                       "params": case.params, **said,
-                      "image_bytes": image,
+                      "image_bytes": image, "design": design,
                       "seconds_each": None if each is None else round(each, 1),
                       "estimate_from": source})
     page_cache = plan.page_cache
@@ -71,6 +75,14 @@ def outline(plan, store=None, target: str = "loop", schedule=None) -> dict[str, 
             "units": len(pairs) * n, "too_few_rounds": too_few_rounds(plan),
             "study_deviations": _study_deviations(plan), "cases": cases,
             "estimate_seconds": round(total, 1), "cases_without_estimate": unknown}
+
+
+def design_of(plan, suite, case) -> str:
+    """How the run measures this case: in words, as the answer's header says it."""
+    why = suite.slicing(case)
+    if plan.design != "sliced" or why:
+        return "one unit per filesystem"
+    return describe_slices(case.config, plan.run.slice_ms)
 
 
 def _study_deviations(plan) -> dict[str, Any] | None:
@@ -133,6 +145,12 @@ def print_outline(o: dict[str, Any], console) -> None:
         for f in o["filesystem_options"]], console, title="Options per filesystem (as asked)")
     if any("fio_options" in c for c in o["cases"]):
         console.print(f"page cache {o['page_cache']}: {o['page_cache_means']}", markup=False)
+    sliced = sorted({c["design"] for c in o["cases"] if c.get("design", "").startswith("interleaved")})
+    if sliced:
+        console.print("design: each round's time-based fio case as one block of one fio "
+                      "process, each filesystem made fresh on its own loop image, taking turns in "
+                      + " / ".join(sliced) + "; every other case one unit per filesystem",
+                      markup=False)
     if any("job_file" in c for c in o["cases"]):   # the policy adds nothing to a user's file
         console.print(f"job files: {JOB_FILE_IO}", markup=False)
     if o["too_few_rounds"]:
@@ -155,7 +173,8 @@ def print_outline(o: dict[str, Any], console) -> None:
                  else f"image {human(c['image_bytes'], 'B')}")
         # plain lines: rich's highlighting of every number of hundreds of cases was most
         # of a dry run's time (S0 at paper: 1.1 s)
-        console.print(f"{head}  [{image}; {each} each, {c['estimate_from']}]", markup=False,
+        share = " (its share of a block)" if c.get("design", "").startswith("interleaved") else ""
+        console.print(f"{head}  [{image}; {each} each{share}, {c['estimate_from']}]", markup=False,
                       highlight=False)
         if "fio_options" in c:
             console.print("    " + " ".join(f"{k}={v}" for k, v in c["fio_options"].items())

@@ -186,9 +186,10 @@ class Suite(ABC):
             return parse_size(spec.image_size)
         return max(case.image_bytes, profile.min_image_bytes)
 
-    def estimate_seconds(self, case: Case) -> float | None:
+    def estimate_seconds(self, case: Case, slice_ms: int | None = None) -> float | None:
         """A rough duration of one unit of this case, or None when only a past run can
-        tell (`--dry-run` then uses the store's earlier units)."""
+        tell (`--dry-run` then uses the store's earlier units); with `slice_ms`, its share
+        of a block of interleaved slices (where `slicing` allows one)."""
         return None
 
     def slicing(self, case: Case) -> str | None:

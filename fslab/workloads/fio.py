@@ -205,7 +205,10 @@ class FioSuite(Suite):
     def describe(self, case: FioCase) -> dict:
         return case.describe()
 
-    def estimate_seconds(self, case: FioCase) -> float | None:
+    def estimate_seconds(self, case: FioCase, slice_ms: int | None = None) -> float | None:
+        """One unit's seconds; with `slice_ms`, a candidate's share of its round's block."""
+        if slice_ms and isinstance(case, MatrixCase) and self.slicing(case) is None:
+            return case.estimate_seconds(sliced.seconds_per_candidate(case.config, slice_ms))
         return case.estimate_seconds()
 
     def measure(self, ctx: UnitContext, case: FioCase) -> list[Measurement]:
@@ -341,7 +344,7 @@ class FioSuite(Suite):
                  + ", ".join(m.label for m in mems))
         job_path.write_text(sliced.job_text(mems, orders, slice_ms, mark, marks, title))
         for i, _, _, _ in members:
-            ctxs[i].note_workload(design=f"interleaved slices of {slice_ms} ms, {count} per candidate")
+            ctxs[i].note_workload(design=sliced.describe(case.config, slice_ms))
         accounts = [UnitAccount.start(inst.devices if inst is not None else [],
                                       daemon[1] if daemon else None)
                     for _, _, inst, daemon in members]
@@ -448,16 +451,18 @@ class MatrixCase(FioCase):
     def describe(self) -> dict:
         return {"fio_options": dict(self.config)}
 
-    def estimate_seconds(self) -> float | None:
-        """Runtime + ramp, plus laying the files out at ~400 MiB/s and ~2 s to make,
-        mount and tear down the filesystem (the default run's units on this project's
-        2-core development machine: 1.0-1.8 s beyond the runtime on ext4, up to 5.8 s on
-        zfs-fuse)."""
+    def estimate_seconds(self, io_seconds: float | None = None) -> float | None:
+        """Runtime + ramp (or `io_seconds`, a block's share), plus laying the files out at
+        ~400 MiB/s and ~2 s to make, mount and tear down the filesystem (the default run's
+        units on this project's 2-core development machine: 1.0-1.8 s beyond the runtime on
+        ext4, up to 5.8 s on zfs-fuse)."""
         opts = self.config
         runtime, ramp = _seconds(opts, "runtime"), _seconds(opts, "ramp_time")
         size = _bytes_written(opts)
         moving = size / (400 << 20)
-        if opts.get("time_based") not in (None, "0") and runtime:
+        if io_seconds is not None:
+            run, ramp = io_seconds, 0.0
+        elif opts.get("time_based") not in (None, "0") and runtime:
             run = runtime
         else:   # size-bound, at most runtime
             run = min(moving, runtime) if runtime else moving

@@ -35,6 +35,10 @@ from fslab.system.cpu import CpuSample, parse_stat_line
 
 SLICE_MS = 250        # the measured default (docs/statistics.md, bench/noise --settings sliced)
 MIN_SLICES = 2
+# what fio spends between two stonewalled jobs: its main loop polls the next job's start in
+# 100 ms steps (bare fio, 8 slices of 250 ms on ext4: 4.08 s, with or without the drain,
+# processes or threads): the block's wall time, not the slices' measured time
+BETWEEN_SLICES_S = 0.26
 # options that belong to one whole run of the job, which a slice replaces
 WHOLE_RUN = ("runtime", "time_based", "ramp_time", "steadystate", "ss", "ss_dur",
              "steadystate_duration", "ss_ramp", "steadystate_ramp_time", "loops",
@@ -85,6 +89,15 @@ def slice_count(options: dict[str, str], slice_ms: int) -> int:
     candidate gets the I/O time its own unit would."""
     runtime_ms = float(str(options.get("runtime", "0")).rstrip("s") or 0) * 1000
     return max(MIN_SLICES, round(runtime_ms / slice_ms))
+
+
+def seconds_per_candidate(options: dict[str, str], slice_ms: int) -> float:
+    """A candidate's share of its block's fio wall time: its slices and fio's gaps."""
+    return slice_count(options, slice_ms) * (slice_ms / 1000 + BETWEEN_SLICES_S)
+
+
+def describe(options: dict[str, str], slice_ms: int) -> str:
+    return f"interleaved slices of {slice_ms} ms, {slice_count(options, slice_ms)} per candidate"
 
 
 def cycle_orders(members: int, cycles: int, seed: str) -> list[list[int]]:
