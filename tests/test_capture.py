@@ -30,8 +30,7 @@ def sample_replay():
     interp = Interpreter(ROOT, {".": InitEntry("dir", "."),
                                 "input.txt": InitEntry("file", "input.txt", 16),
                                 "unrelated": InitEntry("file", "unrelated", 9)})
-    for c in calls:
-        interp.feed(c)
+    interp.feed_all(calls)
     return interp.replay({"command": ["sh", "sample.sh"]})
 
 
@@ -48,9 +47,10 @@ def test_unfinished_and_resumed_halves_are_joined():
         "10 1.200000 <... wait4 resumed>[{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 11\n",
         "11 1.300000 +++ exited with 0 +++\n"])
     assert skipped == 0
-    assert [(c.pid, c.t, c.name, c.ret) for c in calls] == [
-        (10, 1.0, "wait4", "11"), (11, 1.1, "mkdir", "0")]
-    assert calls[0].args[0] == "-1"
+    # the wait takes effect when it returns, after the child's mkdir; its time is its entry
+    assert [(c.pid, c.t, c.done, c.name, c.ret) for c in calls] == [
+        (11, 1.1, 1.1, "mkdir", "0"), (10, 1.0, 1.2, "wait4", "11")]
+    assert calls[1].args[0] == "-1"
 
 
 def test_real_trace_becomes_the_commands_file_operations():

@@ -97,7 +97,7 @@ class Replay:
 
     @property
     def duration(self) -> float:
-        return self.ops[-1].t if self.ops else 0.0
+        return max((o.t for o in self.ops), default=0.0)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -132,6 +132,14 @@ class Interpreter:
 
     # -- the calls --------------------------------------------------------------------
 
+    def feed_all(self, calls: list[Call]) -> None:
+        """Every call, in parse_lines' order; times counted from the earliest entry (the
+        first call fed may have been entered after another, unfinished one)."""
+        if calls and self.t0 is None:
+            self.t0 = min(c.t for c in calls)
+        for c in calls:
+            self.feed(c)
+
     def feed(self, c: Call) -> None:
         if self.t0 is None:
             self.t0 = c.t
