@@ -105,7 +105,7 @@ def test_run_refuses_bad_replay_input_in_one_line(tmp_path):
     p = _fslab("run", "--replay", str(other), "--fs", "ext4", "--dry-run")
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        f"fslab: {other}: replay format version 0, this fslab reads version 1: "
+        f"fslab: {other}: replay format version 0, this fslab reads versions 1 and 2: "
         "capture the command again with this fslab"]
     p = _fslab("run", "--pace", "--fs", "ext4", "--dry-run")
     assert p.returncode == 2

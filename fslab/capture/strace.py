@@ -17,7 +17,7 @@ _ERR = re.compile(r"^-1 ([A-Z0-9_]+)\b")
 TRACED = (
     "open,openat,openat2,creat,close,lseek,read,pread64,readv,preadv,preadv2,write,pwrite64,writev,"
     "pwritev,pwritev2,fsync,fdatasync,sync_file_range,ftruncate,truncate,fallocate,"
-    "copy_file_range,sendfile,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,rmdir,"
+    "copy_file_range,sendfile,splice,sync,syncfs,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,rmdir,"
     "link,linkat,symlink,symlinkat,stat,lstat,newfstatat,fstat,statx,access,faccessat,"
     "faccessat2,getdents64,mmap,dup,dup2,dup3,fcntl,chdir,fchdir,clone,clone3,fork,vfork,"
     "wait4,waitid,execve")
