@@ -220,3 +220,13 @@ def test_what_the_capture_left_out_is_accounted_and_a_big_loss_said(tmp_path):
     assert "mmap'd, page I/O not replayed: m (4.0 MiB, shared writable)" in out
     # the interpreter's libraries: reads elsewhere, with their bytes
     assert r.account.calls("elsewhere", "read") > 0 and r.account.bytes("elsewhere", "read") > 0
+
+
+def test_the_account_round_trips_and_is_json():
+    import orjson
+    r = fmt.Replay(ops=[fmt.Op(0.0, 1, "stat", ("a",))])
+    r.account.add("elsewhere", "read", 100)
+    r.mmaps["m x"] = fmt.Mapped(2, 4096, True)
+    back = fmt.parse(r.text())
+    assert back.account == r.account
+    assert orjson.loads(orjson.dumps(back.account.to_dict()))["mmaps"] == {"m x": [2, 4096, True]}

@@ -112,6 +112,14 @@ class Replay:
     def threads(self) -> list[int]:
         return sorted({o.thread for o in self.ops})
 
+    def thread_counts(self) -> tuple[int, int]:
+        """(threads that did I/O in the directory, threads that only started or waited for
+        others or did nothing here): both are replayed, only the first issue calls."""
+        named = {o.thread for o in self.ops} | {o.args[0] for o in self.ops
+                                                 if o.kind in ("spawn", "wait")}
+        io = {o.thread for o in self.ops if o.kind not in ("spawn", "wait")}
+        return len(io), len(named - io)
+
     @property
     def duration(self) -> float:
         return max((o.t for o in self.ops), default=0.0)
@@ -219,8 +227,9 @@ def parse(text: str, name: str = "replay file") -> Replay:
                 r.account.left[("elsewhere", "calls")] = Left(int(rest), 0)
             elif word == "mmap":
                 p, count, *size = _fields(rest)   # version 1: no size, no r|w
-                r.mmaps[p] = Mapped(int(count), int(size[0]) if size else 0,
-                                    size[1:] == ["w"])
+                # str(): a key orjson accepts (a _Quoted is not)
+                r.mmaps[str(p)] = Mapped(int(count), int(size[0]) if size else 0,
+                                         size[1:] == ["w"])
             else:
                 raise ValueError(f"unknown line kind {word!r}")
         except (ValueError, IndexError, KeyError) as e:

@@ -46,8 +46,10 @@ def capture(
     r.write(out)
     reads, writes = r.data_bytes()
     counts = ", ".join(f"{k} {n}" for k, n in sorted(r.counts().items(), key=lambda kv: -kv[1]))
-    print(f"{out}: {len(r.ops)} operations in {r.duration:.3f} s on {len(r.threads)} "
-          f"thread(s): {counts}")
+    io, others = r.thread_counts()
+    print(f"{out}: {len(r.ops)} operations in {r.duration:.3f} s, {io} thread(s) doing I/O "
+          f"here" + (f" ({others} more only start or wait for others)" if others else "")
+          + f": {counts}")
     print(f"  {reads} bytes read, {writes} bytes written; initial state "
           f"{sum(e.kind == 'file' for e in r.init)} files "
           f"({sum(e.size for e in r.init)} bytes), {sum(e.kind == 'dir' for e in r.init)} dirs")
