@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 
 
-SCRIPTS = ["overhead", "ingest", "stats", "decide", "noise", "replay"]
+SCRIPTS = ["overhead", "ingest", "stats", "decide", "noise", "replay", "replay-fidelity"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

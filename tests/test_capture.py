@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,7 @@ def sample_replay():
     interp = Interpreter(ROOT, {".": InitEntry("dir", "."),
                                 "input.txt": InitEntry("file", "input.txt", 16),
                                 "unrelated": InitEntry("file", "unrelated", 9)})
-    for c in calls:
-        interp.feed(c)
+    interp.feed_all(calls)
     return interp.replay({"command": ["sh", "sample.sh"]})
 
 
@@ -48,9 +48,10 @@ def test_unfinished_and_resumed_halves_are_joined():
         "10 1.200000 <... wait4 resumed>[{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 11\n",
         "11 1.300000 +++ exited with 0 +++\n"])
     assert skipped == 0
-    assert [(c.pid, c.t, c.name, c.ret) for c in calls] == [
-        (10, 1.0, "wait4", "11"), (11, 1.1, "mkdir", "0")]
-    assert calls[0].args[0] == "-1"
+    # the wait takes effect when it returns, after the child's mkdir; its time is its entry
+    assert [(c.pid, c.t, c.done, c.name, c.ret) for c in calls] == [
+        (11, 1.1, 1.1, "mkdir", "0"), (10, 1.0, 1.2, "wait4", "11")]
+    assert calls[1].args[0] == "-1"
 
 
 def test_real_trace_becomes_the_commands_file_operations():
@@ -100,6 +101,7 @@ def test_the_format_round_trips():
     r = sample_replay()
     back = fmt.parse(r.text())
     assert back.ops == r.ops and back.init == r.init and back.outside == r.outside
+    assert back.account == r.account and r.account.calls("elsewhere", "read") > 0
     assert back.meta == r.meta
 
 
@@ -113,8 +115,8 @@ def test_paths_with_spaces_and_failures_round_trip():
 
 
 def test_another_version_is_refused_in_one_line():
-    text = sample_replay().text().replace("fslab-replay 1", "fslab-replay 7", 1)
-    with pytest.raises(FslabError, match=r"version 7, this fslab reads version 1: capture"):
+    text = sample_replay().text().replace("fslab-replay 2", "fslab-replay 7", 1)
+    with pytest.raises(FslabError, match=r"version 7, this fslab reads versions 1 and 2: capture"):
         fmt.parse(text, "W.replay")
     with pytest.raises(FslabError, match="not an fslab replay file"):
         fmt.parse("hello\n", "W.replay")
@@ -154,3 +156,77 @@ def test_capture_bad_commands_say_one_line(tmp_path):
     assert p.stderr.strip() == "fslab: the command failed (exit 3), nothing captured: " \
                                "sh -c 'echo oops >&2; exit 3': oops"
     assert not out.exists()
+
+
+def test_a_version_1_file_is_still_read():
+    r = fmt.parse('fslab-replay 1\nmeta calls 9\noutside 412\nmmap "a b" 2\nops\n'
+                  '0.1 1 open 1 "x" O_RDONLY 0\n', "old.replay")
+    assert r.outside == 412 and not r.account.split
+    assert r.mmaps["a b"].count == 2 and r.mmaps["a b"].bytes == 0
+    assert "outside the directory, not replayed: 412 calls" in r.account.lines(0, 0)
+
+
+def _capture(tmp_path, script, d=None, **files):
+    d = d or tmp_path / "work"
+    d.mkdir(exist_ok=True)
+    for name, size in files.items():
+        (d / name).write_bytes(b"x" * size)
+    out = tmp_path / "w.replay"
+    p = _fslab("capture", "--out", str(out), "--dir", str(d), "--", "sh", "-c", script)
+    assert p.returncode == 0, p.stderr
+    return fmt.load(out), p.stdout
+
+
+def test_a_copy_from_outside_the_directory_is_a_write_of_its_bytes(tmp_path):
+    """cp -a (coreutils 9.1: copy_file_range) of a tree from elsewhere: for the filesystem
+    under test, 20 files of 8 KiB written (it was 20 empty files, no word of it)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(20):
+        (src / f"f{i}").write_bytes(os.urandom(8192))
+    r, out = _capture(tmp_path, f"cp -a {src} dst && cp dst/f0 again")
+    writes = [o for o in r.ops if o.kind == "write"]
+    assert len(writes) >= 20 and r.counts().get("copy", 0) >= 1   # inside -> inside: a copy
+    assert r.data_bytes()[1] == 21 * 8192
+    assert r.account.bytes("elsewhere", "read") >= 20 * 8192     # the source's side, said
+    assert "LOST" not in out
+
+
+def test_sync_and_syncfs_are_replayed_as_syncfs(tmp_path):
+    """`sync` and `sync -f` after buffered writes: the replay flushes the filesystem as the
+    command did (they were not traced: the replay was buffered writes only)."""
+    r, _ = _capture(tmp_path, "echo hi > a && sync && echo ho > b && sync -f b")
+    kinds = [o.kind for o in r.ops if o.kind in ("write", "syncfs")]
+    assert kinds == ["write", "syncfs", "write", "syncfs"]
+    from fslab.workloads.support.replayer import Replayer
+    root = tmp_path / "replayed"
+    root.mkdir()
+    out = Replayer(r, root, 1).run()
+    assert out.issued["syncfs"] == 2 and not out.differences
+
+
+def test_what_the_capture_left_out_is_accounted_and_a_big_loss_said(tmp_path):
+    """A program writing 4 MiB through a shared mapping and 200 KiB by write(2): the
+    mapping is in the account with its size, and the loss (95% of its bytes) is said."""
+    prog = ("import mmap, os\n"
+            "fd = os.open('m', os.O_RDWR | os.O_CREAT, 0o644); os.ftruncate(fd, 4 << 20)\n"
+            "m = mmap.mmap(fd, 4 << 20); m[:] = b'y' * (4 << 20); m.flush(); m.close()\n"
+            "w = os.open('w', os.O_WRONLY | os.O_CREAT, 0o644); os.write(w, b'z' * 204800)\n"
+            "os.fsync(w)\n")
+    (tmp_path / "prog.py").write_text(prog)
+    r, out = _capture(tmp_path, f"{sys.executable} {tmp_path / 'prog.py'}")
+    assert r.mmaps["m"].bytes == 4 << 20 and r.mmaps["m"].writable
+    assert "LOST: 95% of the command's bytes in the directory not replayed (mmap'd files)" in out
+    assert "mmap'd, page I/O not replayed: m (4.0 MiB, shared writable)" in out
+    # the interpreter's libraries: reads elsewhere, with their bytes
+    assert r.account.calls("elsewhere", "read") > 0 and r.account.bytes("elsewhere", "read") > 0
+
+
+def test_the_account_round_trips_and_is_json():
+    import orjson
+    r = fmt.Replay(ops=[fmt.Op(0.0, 1, "stat", ("a",))])
+    r.account.add("elsewhere", "read", 100)
+    r.mmaps["m x"] = fmt.Mapped(2, 4096, True)
+    back = fmt.parse(r.text())
+    assert back.account == r.account
+    assert orjson.loads(orjson.dumps(back.account.to_dict()))["mmaps"] == {"m x": [2, 4096, True]}

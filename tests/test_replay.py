@@ -105,7 +105,7 @@ def test_run_refuses_bad_replay_input_in_one_line(tmp_path):
     p = _fslab("run", "--replay", str(other), "--fs", "ext4", "--dry-run")
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        f"fslab: {other}: replay format version 0, this fslab reads version 1: "
+        f"fslab: {other}: replay format version 0, this fslab reads versions 1 and 2: "
         "capture the command again with this fslab"]
     p = _fslab("run", "--pace", "--fs", "ext4", "--dry-run")
     assert p.returncode == 2
@@ -143,3 +143,36 @@ def test_a_plans_replay_file_is_relative_to_the_plan(tmp_path, monkeypatch):
     (d / "abs.toml").write_text('[[filesystem]]\nname = "ext4"\n\n[[suite]]\nkind = "replay"\n'
                                 f'file = "{tmp_path / "w.replay"}"\n')
     assert plans.load(d / "abs.toml").suite[0].options["file"] == str(tmp_path / "w.replay")
+
+
+def test_no_write_amplification_without_device_writes():
+    """Writes left dirty at the end never reach the device: no ratio is recorded (decide
+    showed `write ampl. 0.00×` as if measured); with device writes it is their ratio."""
+    from fslab.workloads.replay import ReplaySuite
+    from fslab.workloads.support.replayer import Outcome
+    suite = ReplaySuite()
+    out = Outcome(1.0, issued={"write": 1}, bytes_written=4096)
+    m = suite.metrics.measure
+    none = suite._measurements(out, [m("device_write_bytes", 0.0)])
+    assert "write_amplification" not in {x.metric for x in none}
+    some = suite._measurements(out, [m("device_write_bytes", 8192.0)])
+    assert [x.value for x in some if x.metric == "write_amplification"] == [2.0]
+
+
+def test_the_unit_estimate_comes_from_the_operations_not_the_captured_time():
+    """2,000 commits captured in 60 s under strace: the unit issues 2,000 syncs and 8,000
+    other calls, seconds of work (the captured time said a minute)."""
+    from fslab.workloads.replay import UNIT_FIXED_S, unit_seconds
+    ops = [Op(i * 0.006, 1, "write", (1, None, 4096)) for i in range(8000)] + \
+          [Op(48 + i * 0.006, 1, "fdatasync", (1,)) for i in range(2000)]
+    r = Replay(ops=[Op(0.0, 1, "open", (1, "db", "O_RDWR|O_CREAT", 0o644)), *ops])
+    assert r.duration == pytest.approx(60, abs=0.1)
+    assert UNIT_FIXED_S < unit_seconds(r, pace=False) < 15
+    assert unit_seconds(r, pace=True) >= 60
+
+
+def test_the_thread_count_names_threads_that_only_start_or_wait():
+    r = Replay(ops=[Op(0.0, 1, "spawn", (2,)), Op(0.1, 2, "spawn", (3,)),
+                    Op(0.2, 3, "mkdir", ("a", 0o755)), Op(0.3, 2, "wait", (3,)),
+                    Op(0.4, 1, "spawn", (4,))])
+    assert r.thread_counts() == (1, 3)

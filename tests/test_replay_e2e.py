@@ -83,6 +83,11 @@ def test_decide_races_options_on_a_captured_workload(state_dir, results, tmp_pat
                   "--allow", "trade", "--profile", "smoke", "--max-rounds", "4", "--stages", "1",
                   "--results", str(results), "--workdir", str(tmp_path / "work"))
     assert "racing 2 candidates: ext4, ext4:nb" in p.stdout
+    # what the capture left out, before the race's first figure and before its decision
+    said = [i for i, x in enumerate(p.stdout.splitlines()) if x.startswith("sqlite")
+            and "capture: outside the directory, not replayed: read " in x]
+    assert len(said) == 2 and said[0] < p.stdout.splitlines().index(
+        next(x for x in p.stdout.splitlines() if x.startswith("the first "))), p.stdout
     # the decision's line names the metric raced, whatever the rounds showed (a winner, a
     # tie, or a race too noisy at smoke to decide its delta)
     verdict = next(line for line in p.stdout.splitlines()
@@ -93,4 +98,48 @@ def test_decide_races_options_on_a_captured_workload(state_dir, results, tmp_pat
     assert n >= 6
     assert db.execute("SELECT MAX(value) FROM records WHERE metric='fidelity_differences'"
                       ).fetchone()[0] == 0
+    assert leftovers(str(tmp_path)) == []
+
+
+MMAP_WRITER = """\
+import mmap, os
+fd = os.open('m', os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, 4 << 20)
+m = mmap.mmap(fd, 4 << 20)
+m[:] = b'y' * (4 << 20)
+m.flush()
+w = os.open('w', os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(w, b'z' * 204800)
+os.fsync(w)
+"""
+
+
+def test_what_the_capture_left_out_is_said_first_and_in_the_answer(state_dir, results, tmp_path):
+    """A program that writes 4 MiB through a shared mapping and 200 KiB by write(2): the
+    run's answer says the capture's account before the replay's numbers and the loss in the
+    answer line; the JSON report keeps the account."""
+    import sys
+    d = tmp_path / "d"
+    d.mkdir()
+    (tmp_path / "prog.py").write_text(MMAP_WRITER)
+    out = tmp_path / "mm.replay"
+    run_fslab("capture", "--out", str(out), "--dir", str(d), "--",
+              sys.executable, str(tmp_path / "prog.py"))
+    p = run_fslab("run", "--replay", str(out), "--fs", "ext4,xfs", "--profile", "smoke",
+                  "--results", str(results), "--workdir", str(tmp_path / "work"))
+    lines = p.stdout.splitlines()
+    first_capture = next(i for i, x in enumerate(lines) if "replay=mm.replay — capture: LOST: 95%" in x)
+    answer = next(i for i, x in enumerate(lines) if "replay=mm.replay — total replay time" in x)
+    assert first_capture < answer, p.stdout
+    answer_line = " ".join(" ".join(lines[answer:answer + 4]).split())   # as wrapped
+    assert "⚠ replay of a partial capture: 95% of the command's bytes in the directory not " \
+           "replayed (mmap'd files)" in answer_line
+    assert any("mmap'd, page I/O not replayed: m (4.0 MiB, shared writable)" in x
+               for x in lines[first_capture:answer])
+    run_id = sqlite3.connect(results / "fslab.sqlite").execute(
+        "SELECT run_id FROM runs").fetchone()[0]
+    js = tmp_path / "r.json"
+    run_fslab("report", run_id, "--results", str(results), "--json", str(js))
+    entry = json.loads(js.read_text())["headline"][0]
+    assert entry["capture"]["lost"] and entry["capture"]["account"]["mmaps"]["m"][1] == 4 << 20
     assert leftovers(str(tmp_path)) == []

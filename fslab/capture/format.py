@@ -1,12 +1,13 @@
 """The replay file: a command's file I/O, one line per operation (docs/replay.md).
 
-    fslab-replay 1
+    fslab-replay 2
     meta command ["make", "-j2"]
     meta duration 1.532104
     init dir "src"
     init file "src/main.c" 1834
-    outside 412
-    mmap "build/app" 2
+    left elsewhere read 380 5242880
+    left elsewhere metadata 32 0
+    mmap "build/app" 2 16384 r
     ops
     0.000412 1 open 3 "src/main.c" O_RDONLY 0
     0.000431 1 read 3 - 1834
@@ -20,6 +21,10 @@ are the bytes the call moved when captured (never the bytes themselves). A trail
 `!ERRNO` says the call failed when captured with that errno. Threads are numbered in
 the order they first appear; `spawn T` and `wait T` keep a child's start after its
 parent's fork and a parent's wait after the child's end.
+
+`left WHERE KIND CALLS BYTES` and `mmap PATH COUNT BYTES r|w` are the capture's account of
+what it left out (fslab/capture/account.py). Version 1 had `outside CALLS` (one count) and
+`mmap PATH COUNT`; it is still read.
 """
 from __future__ import annotations
 
@@ -27,10 +32,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fslab.capture.account import Account, Left, Mapped
 from fslab.errors import FslabError
 
 MAGIC = "fslab-replay"
-VERSION = 1
+VERSION = 2
+READS_VERSIONS = ("1", "2")
 
 # operation -> its argument kinds: h handle, p path, o offset (int or None), n int,
 # s a symbolic word (flags), t a thread number, x a literal string (a symlink's target)
@@ -40,11 +47,13 @@ SIGNATURES: dict[str, str] = {
     "truncate": "pn", "fallocate": "hnnn", "copy": "hohon",
     "rename": "pp", "unlink": "p", "rmdir": "p", "mkdir": "pn", "link": "pp",
     "symlink": "xp", "stat": "p", "lstat": "p", "access": "p", "fstat": "h",
-    "getdents": "h", "spawn": "t", "wait": "t",
+    "getdents": "h", "spawn": "t", "wait": "t", "syncfs": "",
 }
 # what each operation reads from or writes to a file (fidelity's bytes)
 DATA_READS = {"read", "copy"}
 DATA_WRITES = {"write", "copy"}
+# what flushes written data to the device (the account's syncs)
+SYNC_KINDS = {"fsync", "fdatasync", "sync_file_range", "syncfs"}
 
 
 @dataclass(frozen=True)
@@ -88,16 +97,32 @@ class Replay:
     ops: list[Op]
     init: list[InitEntry] = field(default_factory=list)
     meta: dict[str, object] = field(default_factory=dict)
-    outside: int = 0          # calls on paths outside the directory: not replayed
-    mmaps: dict[str, int] = field(default_factory=dict)   # path -> mmaps (not replayable)
+    account: Account = field(default_factory=Account)   # what the capture left out
+
+    @property
+    def outside(self) -> int:
+        """Calls not replayed (outside the directory, or on fds the capture could not follow)."""
+        return self.account.calls("elsewhere") + self.account.calls("here")
+
+    @property
+    def mmaps(self) -> dict[str, Mapped]:
+        return self.account.mmaps
 
     @property
     def threads(self) -> list[int]:
         return sorted({o.thread for o in self.ops})
 
+    def thread_counts(self) -> tuple[int, int]:
+        """(threads that did I/O in the directory, threads that only started or waited for
+        others or did nothing here): both are replayed, only the first issue calls."""
+        named = {o.thread for o in self.ops} | {o.args[0] for o in self.ops
+                                                 if o.kind in ("spawn", "wait")}
+        io = {o.thread for o in self.ops if o.kind not in ("spawn", "wait")}
+        return len(io), len(named - io)
+
     @property
     def duration(self) -> float:
-        return self.ops[-1].t if self.ops else 0.0
+        return max((o.t for o in self.ops), default=0.0)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -118,8 +143,10 @@ class Replay:
             tail = f" {e.size}" if e.kind == "file" else f" {json.dumps(e.target)}" \
                 if e.kind == "symlink" else ""
             lines.append(f"init {e.kind} {json.dumps(e.path)}{tail}")
-        lines.append(f"outside {self.outside}")
-        lines += [f"mmap {json.dumps(p)} {n}" for p, n in sorted(self.mmaps.items())]
+        lines += [f"left {w} {k} {v.calls} {v.bytes}"
+                  for (w, k), v in sorted(self.account.left.items())]
+        lines += [f"mmap {json.dumps(p)} {m.count} {m.bytes} {'w' if m.writable else 'r'}"
+                  for p, m in sorted(self.mmaps.items())]
         lines.append("ops")
         lines += [o.line() for o in self.ops]
         return "\n".join(lines) + "\n"
@@ -169,9 +196,10 @@ def parse(text: str, name: str = "replay file") -> Replay:
     if len(head) != 2 or head[0] != MAGIC:
         raise FslabError(f"{name}: not an fslab replay file (its first line should be "
                          f"'{MAGIC} {VERSION}'; make one with fslab capture)")
-    if head[1] != str(VERSION):
-        raise FslabError(f"{name}: replay format version {head[1]}, this fslab reads version "
-                         f"{VERSION}: capture the command again with this fslab")
+    if head[1] not in READS_VERSIONS:
+        raise FslabError(f"{name}: replay format version {head[1]}, this fslab reads versions "
+                         f"{' and '.join(READS_VERSIONS)}: capture the command again with this "
+                         "fslab")
     r = Replay(ops=[])
     in_ops = False
     for n, line in enumerate(lines[1:], start=2):
@@ -191,11 +219,17 @@ def parse(text: str, name: str = "replay file") -> Replay:
                 kind, *f = _fields(rest)
                 r.init.append(InitEntry(kind, f[0], int(f[1]) if kind == "file" else 0,
                                         f[1] if kind == "symlink" else ""))
-            elif word == "outside":
-                r.outside = int(rest)
+            elif word == "left":
+                where, kind, calls, size = rest.split(" ")
+                r.account.left[(where, kind)] = Left(int(calls), int(size))
+            elif word == "outside":            # version 1: one count, not split
+                r.account.split = False
+                r.account.left[("elsewhere", "calls")] = Left(int(rest), 0)
             elif word == "mmap":
-                p, count = _fields(rest)
-                r.mmaps[p] = int(count)
+                p, count, *size = _fields(rest)   # version 1: no size, no r|w
+                # str(): a key orjson accepts (a _Quoted is not)
+                r.mmaps[str(p)] = Mapped(int(count), int(size[0]) if size else 0,
+                                         size[1:] == ["w"])
             else:
                 raise ValueError(f"unknown line kind {word!r}")
         except (ValueError, IndexError, KeyError) as e:

@@ -10,8 +10,10 @@ inherited at fork) and re-read from every `AT_FDCWD</path>` strace prints.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
+from fslab.capture.account import Account, Mapped
 from fslab.capture.format import InitEntry, Op, Replay
 from fslab.capture.strace import Call, fd_of, string
 
@@ -49,8 +51,7 @@ class Interpreter:
         self.next_handle = 1
         self.next_thread = 1
         self.t0: float | None = None
-        self.outside = 0
-        self.mmaps: dict[str, int] = {}
+        self.account = Account()
         self.touched: set[str] = set()
 
     # -- where things are -----------------------------------------------------------
@@ -109,12 +110,18 @@ class Interpreter:
         self.ops.append(Op(round(c.t - self.t0, 6), proc.thread, kind, args,
                            c.errno if failed else None))
 
-    def handle(self, proc: _Proc, arg: str) -> int | None:
+    def handle(self, proc: _Proc, arg: str, kind: str = "metadata", size: int = 0) -> int | None:
+        """The handle of an fd argument; None (and the call accounted as left out, of this
+        kind and size) for an fd outside the directory or opened before the capture."""
         fd, shown = fd_of(arg)
         h = proc.table.fds.get(fd) if fd is not None else None
-        if h is None:   # an fd opened before the capture, or outside the directory
-            self.outside += 1
+        if h is None:
+            self.left_out(shown, kind, size)
         return h
+
+    def left_out(self, path: str | None, kind: str, size: int = 0) -> None:
+        """A call not replayed: lost ("here") when its path lies in the directory."""
+        self.account.add("here" if self.rel(path) is not None else "elsewhere", kind, size)
 
     def bind(self, proc: _Proc, fd: int, handle: int, cloexec: bool, c: Call) -> None:
         if fd in proc.table.fds:
@@ -131,6 +138,14 @@ class Interpreter:
             self.ops.append(Op(round(c.t - self.t0, 6), proc.thread, "close", (h,)))
 
     # -- the calls --------------------------------------------------------------------
+
+    def feed_all(self, calls: list[Call]) -> None:
+        """Every call, in parse_lines' order; times counted from the earliest entry (the
+        first call fed may have been entered after another, unfinished one)."""
+        if calls and self.t0 is None:
+            self.t0 = min(c.t for c in calls)
+        for c in calls:
+            self.feed(c)
 
     def feed(self, c: Call) -> None:
         if self.t0 is None:
@@ -150,7 +165,7 @@ class Interpreter:
         elif name in ("faccessat", "faccessat2"):
             self._path_op(c, proc, "access", a[0], a[1])
         elif name in ("fsync", "fdatasync", "getdents64", "fstat"):
-            h = self.handle(proc, a[0])
+            h = self.handle(proc, a[0], "sync" if name in ("fsync", "fdatasync") else "metadata")
             if h is not None:
                 self.emit(c, proc, "getdents" if name == "getdents64" else name, h)
 
@@ -168,7 +183,7 @@ class Interpreter:
         if dirfd_i is not None:
             self.resolve(proc, a[dirfd_i], a[path_i])   # keeps the cwd in step
         if rel is None:
-            self.outside += 1
+            self.account.add("elsewhere", "metadata")
             return
         flags = "|".join(f for f in flags.split("|") if f.startswith("O_")) or "O_RDONLY"
         h = self.next_handle
@@ -178,17 +193,17 @@ class Interpreter:
             self.bind(proc, c.ret_int, h, "O_CLOEXEC" in flags, c)
 
     def _data(self, c, proc, a, kind, off_i):
-        h = self.handle(proc, a[0])
+        size = c.ret_int if not c.errno and c.ret_int is not None else _int(a[2])
+        h = self.handle(proc, a[0], kind, 0 if c.errno else size)
         if h is None:
             return
         off = _int(a[off_i]) if off_i is not None and off_i < len(a) else None
-        size = c.ret_int if not c.errno and c.ret_int is not None else _int(a[2])
         self.emit(c, proc, kind, h, off, size)
 
     def _path_op(self, c, proc, kind, dirfd, arg):
         rel = self.resolve(proc, dirfd, arg)
         if rel is None:
-            self.outside += 1
+            self.account.add("elsewhere", "metadata")
         else:
             self.emit(c, proc, kind, rel)
 
@@ -198,7 +213,7 @@ class Interpreter:
             if not c.errno:
                 self.unref(proc, fd, c)
         else:
-            self.outside += 1
+            self.left_out(fd_of(a[0])[1], "metadata")
 
     def _newfstatat(self, c, proc, a):
         if string(a[1]) == "" and "AT_EMPTY_PATH" in a[-1]:
@@ -218,7 +233,7 @@ class Interpreter:
             self.emit(c, proc, "seek", h, _int(a[1]), a[2])
 
     def _sync_file_range(self, c, proc, a):
-        h = self.handle(proc, a[0])
+        h = self.handle(proc, a[0], "sync")
         if h is not None:
             self.emit(c, proc, "sync_file_range", h, _int(a[1]), _int(a[2]))
 
@@ -230,7 +245,7 @@ class Interpreter:
     def _truncate(self, c, proc, a):
         rel = self.resolve(proc, None, a[0])
         if rel is None:
-            self.outside += 1
+            self.account.add("elsewhere", "metadata")
         else:
             self.emit(c, proc, "truncate", rel, _int(a[1]))
 
@@ -247,17 +262,38 @@ class Interpreter:
     def _sendfile(self, c, proc, a):
         self._copy(c, proc, a[1], a[2], a[0], "NULL", a[3])
 
+    _splice = _copy_file_range    # same arguments; one side is always a pipe (outside)
+
     def _copy(self, c, proc, fd_in, off_in, fd_out, off_out, count):
-        hi, ho = self.handle(proc, fd_in), self.handle(proc, fd_out)
-        if hi is None or ho is None:
-            return
+        """In the kernel a copy; for the filesystem under test, what reaches it: from an
+        fd outside the directory into one inside, a write of those bytes (cp -a from
+        elsewhere: coreutils 9.1 copies with copy_file_range); the other way, a read."""
         size = c.ret_int if not c.errno and c.ret_int is not None else _int(count)
-        self.emit(c, proc, "copy", hi, _offset(off_in), ho, _offset(off_out), size)
+        moved = 0 if c.errno else size
+        hi = self.handle(proc, fd_in, "read", moved)
+        ho = self.handle(proc, fd_out, "write", moved)
+        if hi is not None and ho is not None:
+            self.emit(c, proc, "copy", hi, _offset(off_in), ho, _offset(off_out), size)
+        elif ho is not None:
+            self.emit(c, proc, "write", ho, _offset(off_out), size)
+        elif hi is not None:
+            self.emit(c, proc, "read", hi, _offset(off_in), size)
+
+    def _sync(self, c, proc, a):
+        """sync(2) flushes every filesystem, the one under test among them: a syncfs there."""
+        self.emit(c, proc, "syncfs")
+
+    def _syncfs(self, c, proc, a):
+        fd, shown = fd_of(a[0])
+        if fd in proc.table.fds or self.rel(shown) is not None:   # a file of this filesystem
+            self.emit(c, proc, "syncfs")
+        else:
+            self.left_out(shown, "sync")
 
     def _two_paths(self, c, proc, kind, d1, p1, d2, p2):
         r1, r2 = self.resolve(proc, d1, p1), self.resolve(proc, d2, p2)
-        if r1 is None or r2 is None:
-            self.outside += 1
+        if r1 is None or r2 is None:   # one side in the directory: a file came or went
+            self.account.add("elsewhere" if r1 is None and r2 is None else "here", "metadata")
         else:
             self.emit(c, proc, kind, r1, r2)
 
@@ -284,7 +320,7 @@ class Interpreter:
     def _symlink_to(self, c, proc, target, dirfd, path):
         rel = self.resolve(proc, dirfd, path)
         if rel is None:
-            self.outside += 1
+            self.account.add("elsewhere", "metadata")
         else:
             self.emit(c, proc, "symlink", string(target) or "", rel)
 
@@ -306,15 +342,18 @@ class Interpreter:
     def _mkdir_at(self, c, proc, dirfd, path, mode):
         rel = self.resolve(proc, dirfd, path)
         if rel is None:
-            self.outside += 1
+            self.account.add("elsewhere", "metadata")
         else:
             self.emit(c, proc, "mkdir", rel, _int(mode))
 
     def _mmap(self, c, proc, a):
         fd, shown = fd_of(a[4]) if len(a) > 4 else (None, None)
         rel = self.rel(shown) if fd is not None and fd >= 0 else None
-        if rel is not None:
-            self.mmaps[rel] = self.mmaps.get(rel, 0) + 1
+        if rel is not None and not c.errno:
+            m = self.account.mmaps.setdefault(rel, Mapped())
+            m.count += 1
+            m.bytes = max(m.bytes, _int(a[1]))
+            m.writable |= "PROT_WRITE" in a[2] and "MAP_SHARED" in a[3]
 
     def _dup(self, c, proc, a):
         fd, _ = fd_of(a[0])
@@ -364,7 +403,6 @@ class Interpreter:
             self.emit(c, proc, "wait", self.procs[child].thread)
 
     def _waitid(self, c, proc, a):
-        import re
         m = re.search(r"si_pid=(\d+)", ",".join(a))
         if m and int(m[1]) in self.procs and not c.errno:
             self.emit(c, proc, "wait", self.procs[int(m[1])].thread)
@@ -379,8 +417,7 @@ class Interpreter:
             parts = p.split("/")
             need.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
         init = [e for path, e in sorted(self.before.items()) if path in need]
-        return Replay(ops=self.ops, init=init, meta=meta, outside=self.outside,
-                      mmaps=self.mmaps)
+        return Replay(ops=self.ops, init=init, meta=meta, account=self.account)
 
 
 def _path_args(kind: str) -> list[bool]:
@@ -402,4 +439,5 @@ def _offset(arg: str) -> int | None:
     """An offset passed by pointer: `NULL` (the file position) or `[4096]` / `[0 => 4096]`."""
     if arg == "NULL":
         return None
-    return _int(arg.strip("[]").split("=>")[0].strip())
+    m = re.match(r"\[?\s*(-?\w+)", arg)   # the value passed, before any `=> [after]`
+    return _int(m[1]) if m else 0

@@ -71,8 +71,7 @@ def capture(command: list[str], directory: Path, timeout: float) -> Captured:
             calls, skipped = parse_lines(f)
     after = snapshot(directory)
     interp = Interpreter(str(directory), before)
-    for c in calls:
-        interp.feed(c)
+    interp.feed_all(calls)
     # the fidelity check compares the replay's creations and removals with these
     meta = {"command": command, "strace": _strace_version(), "calls": len(calls),
             "created": len(set(after) - set(before)), "removed": len(set(before) - set(after))}

@@ -17,7 +17,7 @@ _ERR = re.compile(r"^-1 ([A-Z0-9_]+)\b")
 TRACED = (
     "open,openat,openat2,creat,close,lseek,read,pread64,readv,preadv,preadv2,write,pwrite64,writev,"
     "pwritev,pwritev2,fsync,fdatasync,sync_file_range,ftruncate,truncate,fallocate,"
-    "copy_file_range,sendfile,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,rmdir,"
+    "copy_file_range,sendfile,splice,sync,syncfs,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat,rmdir,"
     "link,linkat,symlink,symlinkat,stat,lstat,newfstatat,fstat,statx,access,faccessat,"
     "faccessat2,getdents64,mmap,dup,dup2,dup3,fcntl,chdir,fchdir,clone,clone3,fork,vfork,"
     "wait4,waitid,execve")
@@ -30,6 +30,7 @@ class Call:
     name: str
     args: list[str]
     ret: str                     # as printed: "3</tmp/d/x>", "0", "-1 ENOENT (...)", "?"
+    done: float = 0.0            # when it returned (t: when it was entered)
 
     @property
     def errno(self) -> str | None:
@@ -81,12 +82,25 @@ def split_args(text: str) -> list[str]:
     return out
 
 
+# calls whose effect on the fd table and the process tree comes at their entry: close
+# takes the fd out of the table before it flushes the file (a slow close's fd number can be
+# returned by another thread's open before the close returns); a child exists, with its
+# copy of the table, before clone returns in the parent (its first calls can come first)
+AT_ENTRY = frozenset({"close", "clone", "clone3", "fork", "vfork"})
+
+
 def parse_lines(lines) -> tuple[list[Call], int]:
-    """(the complete calls in the order they started, lines not understood)."""
-    calls: list[Call] = []
-    pending: dict[int, tuple[float, str, str]] = {}    # pid -> (t, name, args so far)
+    """(the complete calls in the order the kernel did them, lines not understood).
+
+    strace writes one tracer's observations in order, so a line's position is the order
+    of events across threads. A call takes effect at its return (an open's fd is bound
+    then, a wait's child is over then), except the AT_ENTRY calls, which take effect when
+    entered: ordering by entry (as before) bound an open still unfinished in thread A
+    before thread B's close of the same fd number, which then removed A's new file."""
+    calls: list[tuple[int, Call]] = []
+    pending: dict[int, tuple[float, str, str, int]] = {}   # pid -> (t, name, args, line)
     skipped = 0
-    for raw in lines:
+    for n, raw in enumerate(lines):
         m = _LINE.match(raw.rstrip("\n"))
         if not m:
             skipped += bool(raw.strip())
@@ -94,25 +108,27 @@ def parse_lines(lines) -> tuple[list[Call], int]:
         pid, t, body = int(m[1]), float(m[2]), m[3]
         if body.startswith(("+++", "---")):             # exits, signals
             continue
+        entered, done, at = t, t, n
         r = _RESUMED.match(body)
         if r:
             if pid not in pending:
                 skipped += 1
                 continue
-            t0, name, head = pending.pop(pid)
-            body, t = f"{name}({head}{r[2]}", t0
+            entered, name, head, at = pending.pop(pid)
+            body = f"{name}({head}{r[2]}"
         elif body.endswith("<unfinished ...>"):
             name, _, head = body[:-len("<unfinished ...>")].rstrip().partition("(")
-            pending[pid] = (t, name, head)
+            pending[pid] = (t, name, head, n)
             continue
         name, paren, rest = body.partition("(")
         rm = _RET.match(rest)
         if not paren or not rm:
             skipped += 1
             continue
-        calls.append(Call(pid, t, name, split_args(rm[1]), rm[2].strip()))
-    calls.sort(key=lambda c: c.t)    # a resumed call keeps the time it started
-    return calls, skipped
+        calls.append((at if name in AT_ENTRY else n,
+                      Call(pid, entered, name, split_args(rm[1]), rm[2].strip(), done)))
+    calls.sort(key=lambda kc: kc[0])
+    return [c for _, c in calls], skipped
 
 
 def fd_of(arg: str) -> tuple[int | None, str | None]:

@@ -31,6 +31,7 @@ def capture(
     """Run COMMAND under strace and write its file I/O (paths relative to the directory,
     sizes and offsets, never the bytes) as a replay file: fslab capture --out W.replay
     --dir DIR -- COMMAND...  Replay it with fslab run --replay W.replay."""
+    from fslab.capture.format import SYNC_KINDS
     from fslab.capture.record import capture as run_capture
     command = list(ctx.args)
     if directory is not None and not directory.is_dir():
@@ -45,14 +46,15 @@ def capture(
     r.write(out)
     reads, writes = r.data_bytes()
     counts = ", ".join(f"{k} {n}" for k, n in sorted(r.counts().items(), key=lambda kv: -kv[1]))
-    print(f"{out}: {len(r.ops)} operations in {r.duration:.3f} s on {len(r.threads)} "
-          f"thread(s): {counts}")
+    io, others = r.thread_counts()
+    print(f"{out}: {len(r.ops)} operations in {r.duration:.3f} s, {io} thread(s) doing I/O "
+          f"here" + (f" ({others} more only start or wait for others)" if others else "")
+          + f": {counts}")
     print(f"  {reads} bytes read, {writes} bytes written; initial state "
           f"{sum(e.kind == 'file' for e in r.init)} files "
           f"({sum(e.size for e in r.init)} bytes), {sum(e.kind == 'dir' for e in r.init)} dirs")
-    print(f"  outside the directory, not replayed: {r.outside} calls")
-    if r.mmaps:
-        print(f"  mmap'd, not replayable (page I/O unseen): "
-              f"{', '.join(sorted(r.mmaps)[:5])}{' ...' if len(r.mmaps) > 5 else ''}")
+    syncs = sum(n for k, n in r.counts().items() if k in SYNC_KINDS)
+    for line in r.account.lines(reads + writes, syncs):
+        print(f"  {line}")
     if got.unparsed_lines:
         print(f"  {got.unparsed_lines} strace lines not understood (left out)")

@@ -89,7 +89,12 @@ def decide(
         import orjson
         print(orjson.dumps(outcome.decision.to_json(), option=orjson.OPT_INDENT_2).decode())
         return
-    for line in text(outcome.decision):
+    from fslab.decide.decision import verdict_line
+    from fslab.report.headline import captures_of, with_capture
+    from fslab.store.environment import RunEnvironment
+    env = RunEnvironment.of_run(outcome.store.run(outcome.decision.run))
+    for line in with_capture(text(outcome.decision), verdict_line(outcome.decision),
+                             captures_of([env])):
         console.print(line, markup=False, highlight=False)
     console.print(f"every unit is stored: fslab report {outcome.decision.run} --results "
                   f"{outcome.store.root}", markup=False, highlight=False)

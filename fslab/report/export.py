@@ -55,7 +55,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
     run = loaded.runs[0] if loaded.runs else None
     env = loaded.environments[run["run_id"]] if run else RunEnvironment()
     a = loaded.analysis
-    entries = headline(a, loaded.records)
+    entries = headline(a, loaded.records, loaded.environments.values())
     checks = memory_checks(loaded.records)
     by_label = {workload_label({"suite": s, "case": c, "params": p}): chk
                 for (s, c, p), chk in checks.items()}
@@ -138,7 +138,7 @@ def markdown(loaded: Loaded) -> str:
              + ", ".join(a.levels) + ".", ""]
     lines += [f"> **{n}**\n" for n in measured_where(loaded.environments)]
     lines += options_markdown(loaded.runs)
-    answer = headline_text(headline(a, loaded.records))
+    answer = headline_text(headline(a, loaded.records, loaded.environments.values()))
     if answer:
         for dec in decisions(loaded.runs):
             lines += [f"## Decision (fslab decide, run {dec.run})", "", "```"] + text(dec) + ["```", ""]

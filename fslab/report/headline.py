@@ -2,7 +2,7 @@
 with a warning where the device saw only a fraction of the bytes (served from memory)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import math
 
@@ -15,6 +15,7 @@ from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
 from fslab.metrics.declared import DEVICE_SHARES
 from fslab.report.tables import workload_label
+from fslab.store.environment import RunEnvironment
 from fslab.report.sharpness import SHARPNESS_NOTE, could_see, sharpen
 from fslab.report.verdicts import LETTERS_NOTE, ranking_line, says_why
 
@@ -52,8 +53,11 @@ def memory_text(shares: dict) -> str:
         f"{fs} (device saw {share:.0%} of the bytes)" for fs, share in sorted(shares.items()))
 
 
-def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
-    """One entry per workload: the tier sentence of its main metric (and p99 latency)."""
+def headline(a: Analysis, records: pd.DataFrame | None = None,
+             environments: Iterable[RunEnvironment] = ()) -> list[dict]:
+    """One entry per workload: the tier sentence of its main metric (and p99 latency);
+    a replayed capture's entry carries what the capture left out ("capture")."""
+    captured = captures_of(environments)
     if a.tiers.empty or tuple(a.factor) != tuple(FS_FACTOR):
         return []
     sharpen(a)
@@ -80,12 +84,35 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
                     "metrics": [r["metric"] for r in lines],
                     "rankings": [r.to_dict() for r in lines],
                     "lines": [ranking_line(r) for r in lines],
-                    "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
+                    "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None),
+                    "capture": captured.get(f"{ident.get('suite')}:{ident.get('case')}")})
     # the tests' assumption, checked on this run's own answer metrics
     carried = carryover(a.data, a.keys, answered)
     for e in out:
         e["run_notes"] = [carryover_text(carried)] if carried.violated else []
     return out
+
+
+def captures_of(environments: Iterable[RunEnvironment]) -> dict[str, dict]:
+    """suite:case -> what a replayed capture left out (fslab/workloads/replay.py)."""
+    out: dict[str, dict] = {}
+    for env in environments:
+        for key, w in env.workloads.items():
+            if isinstance(w.get("capture"), dict):
+                out.setdefault(key, w["capture"])
+    return out
+
+
+def with_capture(lines: list[str], verdict: str, captures: dict[str, dict]) -> list[str]:
+    """A decision's lines on a replayed capture: what the capture left out first, and a
+    loss above the stated share in its verdict line."""
+    first = [f"{key.split(':', 1)[1]} — capture: {line}"
+             for key, c in sorted(captures.items()) for line in c["lines"]]
+    lost = [f"{key.split(':', 1)[1]}: {p}" for key, c in sorted(captures.items())
+            for p in c.get("lost") or []]
+    said = [line + (f"  ⚠ replay of a partial capture: {'; '.join(lost)}"
+                    if lost and line == verdict else "") for line in lines]
+    return first + said
 
 
 def _series(ident: dict) -> tuple[tuple, float | None]:
@@ -132,6 +159,9 @@ def headline_text(entries: list[dict]) -> list[str]:
         return f"[{notes.index(text) + 1}]"
     lines = []
     for e in entries:
+        capture = e.get("capture")
+        if capture:   # a replay's numbers are only as whole as its capture: said first
+            lines += [f"{e['workload']} — capture: {line}" for line in capture["lines"]]
         said = []
         for t in e["rankings"]:
             said.append(ranking_line(t, note(t["why"]) if counts.get(t["why"], 0) > 1 else None))
@@ -140,6 +170,8 @@ def headline_text(entries: list[dict]) -> list[str]:
         text = f"{e['workload']} — " + "; ".join(said)
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
+        if capture and capture.get("lost"):
+            text += f"  ⚠ replay of a partial capture: {'; '.join(capture['lost'])}"
         lines.append(text)
     # notes of the whole run, not of a line: unnumbered, after the numbered ones
     run_notes = list(dict.fromkeys(t for e in entries for t in e.get("run_notes") or []))

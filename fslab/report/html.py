@@ -69,7 +69,7 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["num"] = fmt_float
     a = loaded.analysis
-    entries = headline(a, loaded.records)
+    entries = headline(a, loaded.records, loaded.environments.values())
     page = env.get_template("report.html.j2").render(
         title="fslab report — " + ", ".join(r["run_id"] for r in loaded.runs),
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -17,10 +17,10 @@ from fslab.results.load import load
 from fslab.results.load import Loaded
 from fslab.store import Store
 from fslab.fio.cachepolicy import describe_run
-from fslab.report.headline import headline, headline_text
+from fslab.report.headline import captures_of, headline, headline_text, with_capture
 from fslab.results.provenance import measured_as, measured_where
 from fslab.report.options import print_runs as print_options
-from fslab.decide.decision import text
+from fslab.decide.decision import text, verdict_line
 from fslab.decide.result import stored_decisions as decisions
 
 
@@ -124,7 +124,8 @@ def print_answer(loaded: Loaded, console: Console) -> None:
     """The answer first: which filesystem is best per workload, by how much, how sure,
     whether the device or memory served it; then the failed units left out."""
     print_options(loaded.runs, console)
-    lines = headline_text(headline(loaded.analysis, loaded.records))
+    lines = headline_text(headline(loaded.analysis, loaded.records,
+                                        loaded.environments.values()))
     where = measured_where(loaded.environments)
     if lines:
         how = measured_as(loaded.environments, loaded.records)
@@ -134,7 +135,8 @@ def print_answer(loaded: Loaded, console: Console) -> None:
             console.print(f"  {escape(line)}")
     for dec in decisions(loaded.runs):     # a decide's race: its decision, as decide said it
         console.print(f"[bold]Decision[/] (fslab decide, run {dec.run})")
-        for line in text(dec):
+        env = loaded.environments.get(dec.run)
+        for line in with_capture(text(dec), verdict_line(dec), captures_of([env] if env else [])):
             console.print(escape(line), highlight=False)
     unchecked = memory_unchecked_text(memory_checks(loaded.records), loaded.records)
     if unchecked:   # where the answer would flag numbers served from memory

@@ -61,6 +61,8 @@ def run_decide(request: DecideRequest, console: Any) -> DecideOutcome:
             schedule = validate.plan(the_plan)
         store = open_store(request.results)
     if not resume:
+        for line in capture_lines(request):   # a replay's race: what it stands for, first
+            console.print(line, markup=False, highlight=False)
         console.print(first_rounds(outline(the_plan, store, schedule=schedule), request),
                       markup=False, highlight=False)
     remember = None if resume else DecideState.settings_patch(request.stages, request.max_candidates)
@@ -73,6 +75,17 @@ def run_decide(request: DecideRequest, console: Any) -> DecideOutcome:
         console.print(line, markup=False, highlight=False)
     store.update_environment(session.run_id, DecideState.decision_patch(dec.to_json()))
     return DecideOutcome(dec, store)
+
+
+def capture_lines(request: DecideRequest) -> list[str]:
+    """What each raced capture left out (fslab/capture/account.py), before the race."""
+    from fslab.capture.format import load
+    from fslab.workloads.replay import capture_account
+    out = []
+    for path in request.replay:
+        said = capture_account(load(path))
+        out += [f"{path.name} — capture: {line}" for line in said["lines"]]
+    return out
 
 
 def not_the_filesystem(env: RunEnvironment, dec: Decision) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fslab.capture.format import Replay, load
+from fslab.capture.format import SYNC_KINDS, Replay, load
 from fslab.errors import FslabError
 from fslab.plan import SuiteSpec
 from fslab.plan.profiles import Profile
@@ -37,6 +37,29 @@ def replay_of(path: str) -> Replay:
     if path not in _loaded:
         _loaded[path] = load(Path(path))
     return _loaded[path]
+
+
+# What a replay unit takes, from its operations: the captured duration is no guide (it
+# holds strace's cost per call and the program's CPU time, which the replay does not
+# have: a decide said 10 min 16 s for a race that took 1 min 40 s). The unit's fixed part
+# (mkfs, mount, the initial state synced and dropped, the replayer's start, the fidelity
+# check, unmount) and the per-call costs are those of fslab's loop images: a sync 0.35 ms
+# on a quiet machine and 1-4 ms on a busy one, another call 12-30 µs with the replayer's
+# own cost (bench/replay, docs/replay.md).
+UNIT_FIXED_S = 3.0
+SYNC_S = 2e-3
+CALL_S = 30e-6
+BYTES_PER_S = 200 << 20
+
+
+def unit_seconds(r: Replay, pace: bool) -> float:
+    """A replay unit's duration, estimated from what it issues (pace: its captured time)."""
+    counts = r.counts()
+    syncs = sum(n for k, n in counts.items() if k in SYNC_KINDS)
+    calls = sum(counts.values()) - syncs
+    written = r.data_bytes()[1] + sum(e.size for e in r.init)
+    issued = syncs * SYNC_S + calls * CALL_S + written / BYTES_PER_S
+    return UNIT_FIXED_S + (max(issued, r.duration) if pace else issued)
 
 
 def check_pace(r: Replay, name: str) -> None:
@@ -91,7 +114,7 @@ class ReplaySuite(Suite):
         return {"parameters": dict(case.params)}
 
     def estimate_seconds(self, case: Case) -> float | None:
-        return replay_of(case.config["file"]).duration + 5
+        return unit_seconds(replay_of(case.config["file"]), case.config["pace"])
 
     def measure(self, ctx: UnitContext, case: Case) -> list[Measurement]:
         ctx.note_cache_policy(self)
@@ -99,6 +122,8 @@ class ReplaySuite(Suite):
         ctx.note_workload(data="random (incompressible)" if not cfg["zeros"] else
                           f"random with {cfg['zeros']:.0%} of each 4 KiB block zeros")
         r = replay_of(cfg["file"])
+        # the capture's own account, said before any of the replay's numbers (report, decide)
+        ctx.note_workload(capture=capture_account(r))
         seed = ctx.seed("replay", cfg["seed"])
         _, writes = r.data_bytes()
         deadline = deadline_for(r.duration, 0, sum(e.size for e in r.init) + writes,
@@ -152,11 +177,12 @@ class ReplaySuite(Suite):
             for kind in kinds:
                 s = sorted(out.latencies_ns[kind])
                 ms.append(m(f"op_{kind}_{name}", s[min(len(s) - 1, int(q * len(s)))]))
-        if out.bytes_written:
-            devices = [d for d in devices if d.metric != "write_amplification"]
-            wa = next((d.value for d in devices if d.metric == "device_write_bytes"), None)
-            if wa is not None:
-                ms.append(m("write_amplification", wa / out.bytes_written))
+        devices = [d for d in devices if d.metric != "write_amplification"]
+        device_wrote = next((d.value for d in devices if d.metric == "device_write_bytes"), None)
+        # only when both wrote: writes left dirty at the end never reach the device, and a
+        # ratio of nothing (0.00×) would read as measured
+        if out.bytes_written and device_wrote:
+            ms.append(m("write_amplification", device_wrote / out.bytes_written))
         return ms + devices
 
     def _write_fidelity(self, ctx, diffs: list[str], out) -> str:
@@ -166,6 +192,17 @@ class ReplaySuite(Suite):
         path.write_bytes(orjson.dumps({"differences": diffs, "issued": out.issued},
                                       option=orjson.OPT_INDENT_2))
         return rel
+
+
+def capture_account(r: Replay) -> dict:
+    """What the capture left out, for the run's environment: its lines (said first where
+    the replay's numbers are), the losses above LOSS_SHARE (said in the answer line) and
+    the account itself (the JSON report's)."""
+    reads, writes = r.data_bytes()
+    syncs = sum(n for k, n in r.counts().items() if k in SYNC_KINDS)
+    return {"lines": r.account.lines(reads + writes, syncs),
+            "lost": r.account.lost(reads + writes, syncs),
+            "account": r.account.to_dict()}
 
 
 def fidelity(r: Replay, out, before: dict, after: dict) -> list[str]:

@@ -30,6 +30,7 @@ _SYS_GETDENTS64 = 217            # x86_64
 _libc.fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong)
 _libc.sync_file_range.argtypes = (ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong,
                                   ctypes.c_uint)
+_libc.syncfs.argtypes = (ctypes.c_int,)
 _SFR_WRITE = 2                   # SYNC_FILE_RANGE_WRITE: flags are not kept by the capture
 
 
@@ -308,6 +309,9 @@ class Replayer:
         elif k == "fallocate":
             if _libc.fallocate(self._fd(a[0]), a[1], a[2], a[3]) != 0:
                 raise OSError(ctypes.get_errno(), "fallocate")
+        elif k == "syncfs":   # sync(2) or syncfs(2) when captured: this filesystem's flush
+            if _libc.syncfs(root) != 0:
+                raise OSError(ctypes.get_errno(), "syncfs")
         elif k == "sync_file_range":
             if _libc.sync_file_range(self._fd(a[0]), a[1], a[2], _SFR_WRITE) != 0:
                 raise OSError(ctypes.get_errno(), "sync_file_range")
