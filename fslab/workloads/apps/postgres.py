@@ -115,7 +115,9 @@ class PostgresCluster:
 
     def settings(self, out: Path) -> dict[str, str]:
         names = ", ".join(f"'{n}'" for n in SHOWN)
-        rows = self.query("SELECT name, setting || coalesce(unit, '') FROM pg_settings "
+        # current_setting() says a setting as SHOW does ('128MB'); setting || unit was
+        # its count of units glued to the unit ('16384' + '8kB' = '163848kB')
+        rows = self.query("SELECT name, current_setting(name) FROM pg_settings "
                           f"WHERE name IN ({names}) ORDER BY name", out)
         return dict(line.split("|", 1) for line in rows.splitlines() if "|" in line)
 

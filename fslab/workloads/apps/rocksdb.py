@@ -158,7 +158,7 @@ class RocksdbSuite(Suite):
                 acct = AppAccount.start(devices, daemon[1] if daemon else None)
                 done = process.run(cfg.run_argv(db), me, log, ctx.unit_timeout or cfg.timeout(),
                                    stdout=out, cwd=path)
-                acct.stop()
+                acct.stop(path)
                 result = parse_output(out.read_text(errors="replace"), WORKLOADS[cfg.workload][0])
             except StepFailed as e:
                 raise UnitFailed(str(e)) from None
