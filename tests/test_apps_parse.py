@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fslab_in_process
+from conftest import fslab_in_process, needs_root
 from fslab import workloads
 from fslab.errors import FslabError
 from fslab.metrics import answer_metrics
@@ -168,3 +168,24 @@ def test_doctor_lists_each_application():
     assert set(apps) == {"pgbench", "sqlite3", "dbench", "db_bench"}
     for a in apps.values():   # a version, or the line naming the package
         assert a["version"] or a["package"] in a["missing"]
+
+
+@needs_root()
+def test_a_case_whose_image_does_not_fit_is_refused_before_any_run_row(tmp_path):
+    """pgbench at a scale whose image (three times the database) is over the work
+    directory's free space: refused with both sizes, before a run row or a loop image
+    (it planned a 142 GiB image with 75 GiB free and started)."""
+    import shutil
+    free = shutil.disk_usage(tmp_path).free
+    scale = free // (16 * 2**20) + 1      # the database alone is over the free space
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[run]\nprofile = "smoke"\n[[filesystem]]\nname = "ext4"\n'
+                    f'[[suite]]\nkind = "pgbench"\nworkloads = ["tpcb-like"]\nscale = {scale}\n')
+    results, work = tmp_path / "results", tmp_path / "work"
+    p = fslab_in_process("run", str(plan), "--results", str(results), "--workdir", str(work),
+                         check=False)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "pgbench:tpcb-like needs a" in p.stderr and "free" in p.stderr, p.stderr
+    db = results / "fslab.sqlite"
+    assert not db.exists() or sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert not work.exists() or not any(work.iterdir())
