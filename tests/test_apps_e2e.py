@@ -178,6 +178,17 @@ def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results
     msg = failed[0][3]
     # the server's own log's last lines, not a traceback
     assert msg.startswith("postgres died") and "its log:" in msg and "Traceback" not in msg, msg
+    # a signal is named (it read 'exit -9'), the log's lines without their time and pid
+    assert msg.startswith("postgres died (killed by SIGKILL)"), msg
+    assert not re.search(r"UTC \[\d+\]", msg) and len(msg) < 600, msg
+    # said as it happened and once after the run, in the answer, cut after a whole word
+    # (the run's summary said it a third time, the answer cut it mid-word)
+    flat = " ".join(out.split())
+    assert flat.count("died (killed by SIGKILL)") == 2, out
+    answer = flat.split("left out of every verdict: ", 1)[1]
+    assert re.match(r"xfs pgbench:tpcb-like #1: postgres died [^…]{100,240}…", answer), answer
+    last_word = answer.split("…")[0].split()[-1]
+    assert last_word in [w.rstrip("|,;:") for w in msg.split()], answer
     assert [u[2] for u in units if u not in failed] == ["done"]
     assert "$ " not in msg, "the tail is the server's own log, not fslab's commands"
     status = sqlite3.connect(results / "fslab.sqlite").execute("SELECT status FROM runs").fetchone()[0]

@@ -189,3 +189,12 @@ def test_a_case_whose_image_does_not_fit_is_refused_before_any_run_row(tmp_path)
     db = results / "fslab.sqlite"
     assert not db.exists() or sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     assert not work.exists() or not any(work.iterdir())
+
+
+def test_a_signal_is_named_and_a_long_reason_is_cut_after_a_word():
+    from fslab.metrics.format import clip
+    from fslab.workloads.apps.process import exit_text
+    assert exit_text(-9) == "killed by SIGKILL" and exit_text(1) == "exit 1"
+    said = clip("postgres died (killed by SIGKILL); its log: LOG: database system is ready", 50)
+    assert said == "postgres died (killed by SIGKILL); its log: LOG…"
+    assert clip("short", 50) == "short"

@@ -172,7 +172,7 @@ class PgbenchSuite(Suite):
                                        cwd=sockets, stdout=summary, check=False)
                     pg.check_alive()
                     if done.returncode != 0:
-                        raise StepFailed(f"pgbench exit {done.returncode}: "
+                        raise StepFailed(f"pgbench {process.exit_text(done.returncode)}: "
                                          f"{process.tail(client_log, 4)}")
                     # the durable end: the transactions' dirty pages written by a checkpoint
                     # (else the shutdown checkpoint wrote them, uncounted), then a syncfs
