@@ -14,6 +14,7 @@ from fslab.analysis.carryover import carryover, carryover_text
 from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
 from fslab.metrics.declared import DEVICE_SHARES
+from fslab.report.cpubound import cpu_bound, cpu_text
 from fslab.report.tables import workload_label
 from fslab.report.sharpness import SHARPNESS_NOTE, could_see, sharpen
 from fslab.report.verdicts import LETTERS_NOTE, ranking_line, says_why
@@ -58,6 +59,7 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
         return []
     sharpen(a)
     mem = memory_bound(records) if records is not None else {}
+    busy = cpu_bound(records) if records is not None else {}
     answered: list[tuple] = []
     wkeys = [k for k in a.keys if k not in ("metric", "unit")]
     groups = [(dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,))), g)
@@ -80,7 +82,10 @@ def headline(a: Analysis, records: pd.DataFrame | None = None) -> list[dict]:
                     "metrics": [r["metric"] for r in lines],
                     "rankings": [r.to_dict() for r in lines],
                     "lines": [ranking_line(r) for r in lines],
-                    "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None)})
+                    "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None),
+                    "cpu_bound": ({"units": cpu, "why": cpu_text(cpu)}
+                                  if (cpu := busy.get((ident.get("suite"), ident.get("case"),
+                                                       ident.get("params")))) else None)})
     # the tests' assumption, checked on this run's own answer metrics
     carried = carryover(a.data, a.keys, answered)
     for e in out:
@@ -140,6 +145,8 @@ def headline_text(entries: list[dict]) -> list[str]:
         text = f"{e['workload']} — " + "; ".join(said)
         if e["memory_bound"]:
             text += f"  ⚠ {e['memory_bound']['why']}"
+        if e.get("cpu_bound"):
+            text += f"  ⚠ {e['cpu_bound']['why']}"
         lines.append(text)
     # notes of the whole run, not of a line: unnumbered, after the numbered ones
     run_notes = list(dict.fromkeys(t for e in entries for t in e.get("run_notes") or []))

@@ -34,6 +34,8 @@ def figures(entries: list[dict], only: set[str] | None = None) -> list[Section]:
         body = '<div class="decision">' + "".join(charts) + "</div>"
         if e.get("memory_bound"):
             body += f'<p class="warn">{escape(e["memory_bound"]["why"])}</p>'
+        if e.get("cpu_bound"):
+            body += f'<p class="warn">{escape(e["cpu_bound"]["why"])}</p>'
         out.append(Section(e["workload"], body))
     return out
 

@@ -34,6 +34,7 @@ class AppAccount:
     cpu0: cpu.CpuSample | None = None
     cpu_seconds: float = 0.0
     cpu_busy_percent: float = 0.0
+    load_per_cpu: float | None = None
     daemon0: float | None = None
     daemon_cpu_seconds: float | None = None
     server0: float = 0.0
@@ -61,6 +62,8 @@ class AppAccount:
         self.dev = devstat.read(self.devices) - self.dev0
         self.cpu_seconds = (c1.busy - self.cpu0.busy) / _TICK
         self.cpu_busy_percent = cpu.busy_percent(self.cpu0, c1)
+        # the run queue beside the busy share: saturated by this unit or by others
+        self.load_per_cpu = os.getloadavg()[0] / (os.cpu_count() or 1)
         if self.daemon_pid and self.daemon0 is not None:
             now = process_cpu_seconds(self.daemon_pid)
             self.daemon_cpu_seconds = None if now is None else now - self.daemon0
@@ -76,6 +79,8 @@ class AppAccount:
             return catalogue.measure(metric, value, artifact)
         out = [m("cpu_seconds", self.cpu_seconds),
                m("cpu_busy_system_wide", self.cpu_busy_percent)]
+        if self.load_per_cpu is not None:
+            out.append(m("load_per_cpu", self.load_per_cpu))
         if client_cpu_s is not None:
             out.append(m("client_cpu_seconds", client_cpu_s))
         if self.server_cpu_seconds is not None:
