@@ -295,7 +295,7 @@ def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
         text = ranking_text(t)
         arrow = "↑" if t["better"] == "higher" else "↓"
         line = lines.setdefault(arrow + text, {"metrics": [], "text": text, "arrow": arrow})
-        line["metrics"].append(metric_label(t["metric"]))
+        line["metrics"].append(metric_label(t["metric"], t.get("suite")))
     return [{**v, "metrics": ", ".join(v["metrics"])} for v in lines.values()]
 
 
