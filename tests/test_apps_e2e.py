@@ -267,4 +267,12 @@ def test_pgbench_counts_to_its_checkpoint_and_says_its_settings(state_dir, resul
         "SELECT environment FROM runs").fetchone()[0])
     settings = env["workloads"]["pgbench:tpcb-like"]["postgres_settings"]
     assert settings["shared_buffers"] == "128MB" and settings["max_wal_size"] == "1GB", settings
+    # the answer says a buffered program's I/O is explained below: the HTML says it in the
+    # page (it was only inside the folded environment JSON)
+    html = tmp_path / "report.html"
+    run_id = next((results / "runs").iterdir()).name
+    run_fslab("report", run_id, "--results", str(results), "--html", str(html))
+    page = html.read_text()
+    said = re.search(r'<p class="note">pgbench:tpcb-like: database \d+ MiB, RAM \d+ MiB: it fits', page)
+    assert said and said.start() < page.index('id="environment"'), page[:3000]
     assert not leftovers(str(work)) and not _servers(str(work))
