@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import statistics
@@ -177,6 +178,17 @@ def test_a_killed_postmaster_fails_its_unit_and_the_next_runs(state_dir, results
     msg = failed[0][3]
     # the server's own log's last lines, not a traceback
     assert msg.startswith("postgres died") and "its log:" in msg and "Traceback" not in msg, msg
+    # a signal is named (it read 'exit -9'), the log's lines without their time and pid
+    assert msg.startswith("postgres died (killed by SIGKILL)"), msg
+    assert not re.search(r"UTC \[\d+\]", msg) and len(msg) < 600, msg
+    # said as it happened and once after the run, in the answer, cut after a whole word
+    # (the run's summary said it a third time, the answer cut it mid-word)
+    flat = " ".join(out.split())
+    assert flat.count("died (killed by SIGKILL)") == 2, out
+    answer = flat.split("left out of every verdict: ", 1)[1]
+    assert re.match(r"xfs pgbench:tpcb-like #1: postgres died [^…]{100,240}…", answer), answer
+    last_word = answer.split("…")[0].split()[-1]
+    assert last_word in [w.rstrip("|,;:") for w in msg.split()], answer
     assert [u[2] for u in units if u not in failed] == ["done"]
     assert "$ " not in msg, "the tail is the server's own log, not fslab's commands"
     status = sqlite3.connect(results / "fslab.sqlite").execute("SELECT status FROM runs").fetchone()[0]
@@ -214,9 +226,14 @@ def test_dbench_and_db_bench_on_ext4(state_dir, results, tmp_path, work):
                  '[[suite]]\nkind = "dbench"\nclients = 2\nduration = 2\n'
                  '[[suite]]\nkind = "rocksdb"\nworkloads = ["fillrandom", "overwrite-sync", '
                  '"readrandom"]\nkeys = 20000\nduration = 1\n')
-    run_fslab("run", str(plan), "--results", str(results), "--workdir", str(work), timeout=300)
+    p = run_fslab("run", str(plan), "--results", str(results), "--workdir", str(work), timeout=300)
     failed = [u for u in _units(results) if u[2] != "done"]
     assert not failed and len(_units(results)) == 4, _units(results)
+    # Debian's db_bench checks assertions: said before the answer's numbers, not only in its log
+    flat = " ".join(p.stdout.split())
+    assert "measured: rocksdb:fillrandom: db_bench as built by its package checks assertions" in flat
+    # its p99 is an operation's, in the verdicts as in its table (the answer said 'transaction')
+    assert "transaction latency" not in flat.split("fslab verdicts")[1]
     assert _values(results, "throughput")[("ext4", "client.txt")] > 1e6
     assert _values(results, "max_latency")[("ext4", "client.txt")] > 0
     ops = _values(results, "ops")
@@ -224,6 +241,38 @@ def test_dbench_and_db_bench_on_ext4(state_dir, results, tmp_path, work):
     assert ops[("ext4", "fillrandom")] > 5 * ops[("ext4", "overwrite-sync")] > 0
     per_op = _values(results, "device_write_bytes_per_operation")
     assert per_op[("ext4", "overwrite-sync")] >= 512      # at least a sector per synced put
+    # counted to a durable end (a syncfs before the counters are read): every put's key and
+    # value is in the WAL on the device (read at exit: 34 B per 116-byte put, writeback's timing)
+    assert per_op[("ext4", "fillrandom")] >= 16 + 100
     assert all(v > 0 for v in _values(results, "latency_p99").values())
     _estimates_are_what_units_took(plan, results, tmp_path)
+    assert not leftovers(str(work)) and not _servers(str(work))
+
+
+def test_pgbench_counts_to_its_checkpoint_and_says_its_settings(state_dir, results, tmp_path, work):
+    """The counted region ends at a durable end: a CHECKPOINT and a syncfs after pgbench, so
+    the shutdown checkpoint finds the transactions' pages written already (it wrote 1,688
+    buffers, uncounted, when the counters were read at pgbench's exit); the settings are
+    recorded as PostgreSQL says them (shared_buffers was '163848kB')."""
+    plan = _plan(tmp_path, "ext4", '[[suite]]\nkind = "pgbench"\nworkloads = ["tpcb-like"]\n'
+                 f'duration = {SHORT}\nclients = 2\n')
+    run_fslab("run", str(plan), "--results", str(results), "--workdir", str(work), timeout=300)
+    assert [u[2] for u in _units(results)] == ["done"], _units(results)
+    log = next((results / "runs").rglob("postgres.log")).read_text()
+    wrote = [int(n) for n in re.findall(r"checkpoint complete: wrote (\d+) buffers", log)]
+    shutdown = log.rsplit("checkpoint starting: shutdown", 1)[1]
+    last = int(re.search(r"checkpoint complete: wrote (\d+) buffers", shutdown)[1])
+    assert max(wrote) > 100 and last <= 20, wrote
+    env = json.loads(sqlite3.connect(results / "fslab.sqlite").execute(
+        "SELECT environment FROM runs").fetchone()[0])
+    settings = env["workloads"]["pgbench:tpcb-like"]["postgres_settings"]
+    assert settings["shared_buffers"] == "128MB" and settings["max_wal_size"] == "1GB", settings
+    # the answer says a buffered program's I/O is explained below: the HTML says it in the
+    # page (it was only inside the folded environment JSON)
+    html = tmp_path / "report.html"
+    run_id = next((results / "runs").iterdir()).name
+    run_fslab("report", run_id, "--results", str(results), "--html", str(html))
+    page = html.read_text()
+    said = re.search(r'<p class="note">pgbench:tpcb-like: database \d+ MiB, RAM \d+ MiB: it fits', page)
+    assert said and said.start() < page.index('id="environment"'), page[:3000]
     assert not leftovers(str(work)) and not _servers(str(work))

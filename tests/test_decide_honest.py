@@ -428,3 +428,24 @@ def test_a_value_a_unit_said_is_not_comparable_is_not_raced_or_inverted():
     omni = analyze(recs, regression=False).omnibus.set_index("metric")
     assert omni.loc["read_iops", "assumptions"] == MIXED and pd.isna(omni.loc["read_iops", "better"])
     assert omni.loc["read_clat_p99", "better"] == "lower"
+
+
+def test_a_pgbench_decide_races_select_only_only_where_the_database_outgrows_the_page_cache():
+    """`decide --suite pgbench` averaged select-only into TPC-B-like while its note said
+    select-only measured memory and CPU: with the database in the page cache it races
+    TPC-B-like alone and says why; a database over half of RAM races both; a plan's own
+    choice of workloads is kept."""
+    from fslab.run.flags import from_flags
+    from fslab.run.race_suites import filesystem_workloads
+    from fslab.workloads import get as suite_of
+    plan = from_flags(None, "ext4", "pgbench", "quick", 3, None, [], None, None, with_text=False)
+    narrowed, said = filesystem_workloads(plan, ram=24 << 30)
+    cases = suite_of("pgbench").cases(narrowed.suite[0], narrowed.profile)
+    assert [c.name for c in cases] == ["tpcb-like"]
+    assert len(said) == 1 and "fits in the page cache" in said[0] and "scale 10" in said[0]
+    # RAM of 256 MiB: scale 10's 160 MiB database is over half of it, its reads reach the device
+    both, said = filesystem_workloads(plan, ram=256 << 20)
+    assert both.suite[0].workloads is None and said == []
+    chosen = plan.model_copy(update={"suite": [plan.suite[0].model_copy(
+        update={"workloads": ["select-only"]})]})
+    assert filesystem_workloads(chosen, ram=24 << 30)[0].suite[0].workloads == ["select-only"]

@@ -26,7 +26,12 @@ def test_a_rounds_candidates_run_as_one_block_and_each_keeps_its_own_share(
         tmp_path, results, state_dir):
     fss = '[[filesystem]]\nname = "ext4"\n[[filesystem]]\nname = "xfs"\n'
     plan = _plan(tmp_path, "smoke", fss, ["randwrite-qd32"])
-    out = run_fslab("run", str(plan), "--results", str(results), timeout=600)
+    here = tmp_path / "cwd"
+    here.mkdir()
+    out = run_fslab("run", str(plan), "--results", str(results), timeout=600, cwd=here)
+    # fio writes each exec_prerun/postrun's output where it runs: the block's directory,
+    # never the user's working directory (it left c0s0.prerun.txt ... there)
+    assert list(here.iterdir()) == []
     said = " ".join(out.stdout.split())   # the header wraps at the terminal's width
     assert "each round's fio case in one fio process, its filesystems taking turns in " \
         "interleaved slices of 250 ms, 4 per candidate" in said

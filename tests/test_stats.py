@@ -768,3 +768,25 @@ def test_a_metric_below_its_floor_everywhere_is_described_not_ranked(tmp_path):
                    for line in out.splitlines()), out
     assert "1 more rows (latency details, CPU, unranked metrics)" in out
     assert any("tpcb-like" in line and "ext4 ≫ xfs" in line for line in out.splitlines()), out
+
+
+def test_the_answer_flags_an_application_unit_whose_cpus_were_saturated():
+    """pgbench at 92-99% system-wide CPU was ranked as if the filesystem had been measured:
+    the answer line says which filesystem's rounds were CPU-bound, and the load; a
+    filesystem whose units left CPU idle is not named."""
+    from fslab.report.headline import headline, headline_text
+    tps = {"ext4": [1146.0, 1500, 1490, 1510, 1495], "xfs": [1400.0, 1410, 1390, 1405, 1398]}
+    busy = {"ext4": [99.0, 92, 95, 60, 70], "xfs": [50.0, 55, 52, 51, 49]}
+    load = {"ext4": [4.3, 3.0, 3.2, 1.0, 1.1], "xfs": [0.9] * 5}
+    parts = [frame(tps, metric="tps", unit="tx/s", case="tpcb-like"),
+             frame(busy, metric="cpu_busy_system_wide", unit="%", better=None, case="tpcb-like"),
+             frame(load, metric="load_per_cpu", unit="ratio", better=None, case="tpcb-like")]
+    recs = pd.concat(parts, ignore_index=True).assign(suite="pgbench")
+    entries = headline(analyze(recs, regression=False), recs)
+    flag = entries[0]["cpu_bound"]
+    assert flag["units"] == {"ext4": {"rounds": 3, "of": 5, "busy_max": 99.0, "load_max": 4.3}}
+    line = headline_text(entries)[0]
+    assert "⚠ CPU-bound: ext4 3 of 5 rounds (up to 99% of every CPU busy, load 4.3 per CPU)" in line
+    assert "not the filesystem" in line and "xfs 0" not in line
+    quiet = recs[~((recs["metric"] == "cpu_busy_system_wide") & (recs["fs"] == "ext4"))]
+    assert headline(analyze(quiet, regression=False), quiet)[0]["cpu_bound"] is None

@@ -13,6 +13,8 @@ def _accounting(operation: str) -> tuple[Metric, ...]:
     return (
         CPU_BUSY,
         Metric("cpu_seconds", "s", label="system-wide CPU seconds"),
+        # beside cpu_busy_system_wide: a saturated machine (fslab/report/cpubound.py)
+        Metric("load_per_cpu", "ratio", label="1-minute load average per CPU at the end"),
         Metric("client_cpu_seconds", "s", label="the benchmark client's CPU seconds"),
         Metric("server_cpu_seconds", "s", label="the server's CPU seconds"),
         Metric("daemon_cpu_seconds", "s", label="FUSE daemon's CPU seconds"),

@@ -81,3 +81,13 @@ def axis_scale(values: Iterable[float], unit: str) -> tuple[float, str]:
         if top >= scale or scale == _SCALES[unit][-1][0]:
             return scale, name
     return 1.0, unit
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut after a whole word with '…' (a failure's
+    reason cut at a fixed count ended mid-word)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit - 1]
+    return cut.rstrip(" |,;:") + "…"

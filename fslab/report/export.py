@@ -106,7 +106,7 @@ def verdicts_json(a: Analysis, memory: dict, checks: dict | None = None) -> list
             if memory_applies(r["unit"]) else None
         out.append({"workload": workload_label({**r, "metric": "", "unit": ""}),
                     "suite": r.get("suite"), "case": r.get("case"), "params": r.get("params"),
-                    "metric": r["metric"], "label": metric_label(r["metric"]), "unit": r["unit"],
+                    "metric": r["metric"], "label": metric_label(r["metric"], r.get("suite")), "unit": r["unit"],
                     "better": r["better"], "display": r["display"], "order": r["order"],
                     "tiers": r["tiers"], "letters": r["letters"] or None,
                     "levels": {lv: {"median": num(i["median"]), "estimate": num(i["estimate"]),

@@ -14,6 +14,7 @@ from fslab.analysis.carryover import carryover, carryover_text
 from fslab.analysis.groups import FS_FACTOR
 from fslab.metrics import answer_metrics
 from fslab.metrics.declared import DEVICE_SHARES
+from fslab.report.cpubound import cpu_bound, cpu_text
 from fslab.report.tables import workload_label
 from fslab.store.environment import RunEnvironment
 from fslab.report.sharpness import SHARPNESS_NOTE, could_see, sharpen
@@ -62,6 +63,7 @@ def headline(a: Analysis, records: pd.DataFrame | None = None,
         return []
     sharpen(a)
     mem = memory_bound(records) if records is not None else {}
+    busy = cpu_bound(records) if records is not None else {}
     answered: list[tuple] = []
     wkeys = [k for k in a.keys if k not in ("metric", "unit")]
     groups = [(dict(zip(wkeys, wkey if isinstance(wkey, tuple) else (wkey,))), g)
@@ -85,7 +87,10 @@ def headline(a: Analysis, records: pd.DataFrame | None = None,
                     "rankings": [r.to_dict() for r in lines],
                     "lines": [ranking_line(r) for r in lines],
                     "memory_bound": ({"shares": memo, "why": memory_text(memo)} if memo else None),
-                    "capture": captured.get(f"{ident.get('suite')}:{ident.get('case')}")})
+                    "capture": captured.get(f"{ident.get('suite')}:{ident.get('case')}"),
+                    "cpu_bound": ({"units": cpu, "why": cpu_text(cpu)}
+                                  if (cpu := busy.get((ident.get("suite"), ident.get("case"),
+                                                       ident.get("params")))) else None)})
     # the tests' assumption, checked on this run's own answer metrics
     carried = carryover(a.data, a.keys, answered)
     for e in out:
@@ -172,6 +177,8 @@ def headline_text(entries: list[dict]) -> list[str]:
             text += f"  ⚠ {e['memory_bound']['why']}"
         if capture and capture.get("lost"):
             text += f"  ⚠ replay of a partial capture: {'; '.join(capture['lost'])}"
+        if e.get("cpu_bound"):
+            text += f"  ⚠ {e['cpu_bound']['why']}"
         lines.append(text)
     # notes of the whole run, not of a line: unnumbered, after the numbered ones
     run_notes = list(dict.fromkeys(t for e in entries for t in e.get("run_notes") or []))

@@ -41,6 +41,7 @@ from fslab.report.headline import answer_metrics, headline, headline_text
 from fslab.report.sharpness import sharpen
 from fslab.report.verdicts import LEGEND, ranking_text
 from fslab.results.provenance import measured_as, measured_where
+from fslab.fio.cachepolicy import describe_run
 from fslab.report.options import html_table
 from fslab.report.claims import claims_json, html_rows
 from fslab.metrics.format import cell as fmt_float
@@ -80,6 +81,10 @@ def render_html(loaded: Loaded, out: Path, results_root: Path,
         decisions=_sections(decision.figures(entries, _final_stage(loaded.runs))),
         decision_caption=decision.CAPTION,
         measured_as=measured_as(loaded.environments, loaded.records),
+        # what the answer's 'said below' points at (each suite's I/O, a database beside RAM):
+        # in the page, not only in the folded environment JSON
+        cache_lines=list(dict.fromkeys(line for e in loaded.environments.values()
+                                       for line in describe_run(e))),
         memory_unchecked=memory_unchecked_text(memory_checks(loaded.records), loaded.records),
         failed_units=loaded.failed_units,
         adaptive=[{**v, "table": _table(pd.DataFrame(v["cases"]))}
@@ -295,7 +300,7 @@ def _verdict_lines(groups: list[dict], order: list[str]) -> list[dict]:
         text = ranking_text(t)
         arrow = "↑" if t["better"] == "higher" else "↓"
         line = lines.setdefault(arrow + text, {"metrics": [], "text": text, "arrow": arrow})
-        line["metrics"].append(metric_label(t["metric"]))
+        line["metrics"].append(metric_label(t["metric"], t.get("suite")))
     return [{**v, "metrics": ", ".join(v["metrics"])} for v in lines.values()]
 
 

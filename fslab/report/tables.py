@@ -51,7 +51,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         ident = dict(zip(a.keys, key))
         unit = ident["unit"]
         row = {"workload": workload_label(ident, show_host),
-               "metric": f"{metric_label(ident['metric'])} [{unit}]", "metric_key": ident["metric"]}
+               "metric": f"{metric_label(ident['metric'], ident.get('suite'))} [{unit}]", "metric_key": ident["metric"]}
         for _, lv in g.iterrows():
             row[lv["level"]] = f"{human(lv['median'], unit)} {spread(lv['median_ci_lo'], lv['median_ci_hi'], lv['median'])}".strip()
         better = g["better"].iloc[0]

@@ -75,7 +75,7 @@ def best_text(t: dict) -> str:
 
 
 def ranking_line(t: dict, numbered_why: str | None = None) -> str:
-    return f"{metric_label(t.get('metric', ''))}: {ranking_text(t, numbered_why)}"
+    return f"{metric_label(t.get('metric', ''), t.get('suite'))}: {ranking_text(t, numbered_why)}"
 
 
 def tier_rows(tier_table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pandas as pd
 from fslab.analysis import FS_FACTOR, Analysis, analyze
 from fslab.analysis.groups import normalize_factor
 from fslab import metrics
+from fslab.metrics.format import clip
 from fslab.errors import FslabError
 from fslab.store.environment import RunEnvironment, environments_of
 
@@ -102,7 +103,7 @@ def without_failed_units(store, ids: Sequence[str], records: pd.DataFrame):
     dirs = {(u["run_id"], u["artifact_dir"]) for u in failed if u.get("artifact_dir")}
     drop = by_key.to_numpy() | in_dirs(records, dirs)
     text = [f"{u['fs']}{'' if u['variant'] == 'default' else ':' + u['variant']} "
-            f"{u['suite']}:{u['case']} #{u['iteration']}: {(u.get('message') or '').strip()[:160]}"
+            f"{u['suite']}:{u['case']} #{u['iteration']}: {clip(u.get('message') or '', 240)}"
             for u in failed]
     return records[~drop], text
 

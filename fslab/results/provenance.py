@@ -69,13 +69,15 @@ def measured_where(environments: Environments) -> list[str]:
 
 
 def stand_in_lines(environments: Environments) -> list[str]:
-    """'aging:git: a generated history stood in for ...', as the suite recorded it."""
+    """'aging:git: a generated history stood in for ...', as the suite recorded it; and
+    what a program's build made of its numbers ('program_note': db_bench with assertions)."""
     out: list[str] = []
     for env in environments.values():
         for key, w in sorted(env.workloads.items()):
-            line = f"{key}: {w['stand_in']}" if w.get("stand_in") else None
-            if line and line not in out:
-                out.append(line)
+            for said in ("stand_in", "program_note"):
+                line = f"{key}: {w[said]}" if w.get(said) else None
+                if line and line not in out:
+                    out.append(line)
     return out
 
 

@@ -26,6 +26,7 @@ from fslab.run import validate
 from fslab.run.dryrun import duration_text, outline
 from fslab.run.flags import from_flags
 from fslab.run.local import LocalExecutor
+from fslab.run.race_suites import filesystem_workloads, ram_bytes
 from fslab.run.schedule import Schedule
 from fslab.run.session import RunSession
 from fslab.store import Store, open_store
@@ -173,6 +174,10 @@ def race_plan(request: DecideRequest, min_rounds: int, console: Any) -> tuple[pl
                       None, None, False, list(r.job), r.image_size,
                       with_text=False,   # the race's text is written below
                       replay=list(r.replay))
+    if r.plan_file is None:     # --suite: the workloads that bear on the filesystem
+        base, narrowed = filesystem_workloads(base, ram_bytes())
+        for line in narrowed:
+            console.print(f"note: {line}", markup=False, highlight=False)
     if not is_root():
         raise FslabError("fslab decide needs root to create loop devices and mount filesystems")
     kept, probed, left = probed_candidates(cs.candidates, base, console, own=own)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fslab.errors import FslabError
 from fslab.plan import FilesystemSpec, Plan
+from fslab.run.diskspace import check_room
 from fslab.run.schedule import Schedule, too_few_rounds
 from fslab.run.session import Executor, Outcome, RunSession, scratch_dir, tmp_base
 from fslab.system import state
@@ -47,6 +48,8 @@ class LocalExecutor(Executor):
             self.schedule = Schedule.of(mounted, existing=True)
             session.measure_instead(mounted, self.schedule)
             return
+        if self.kind == "loop":    # before any run row: an image that cannot fit fails late
+            check_room(session.schedule, self.workdir or tmp_base())
         if not self._probe:
             return
         # every variant's own options, tried on a scratch loop image (never --device's disk)

@@ -228,8 +228,10 @@ def finish_run(store: Store, run_id: str, out: Outcome, console: Console) -> Non
 def print_results(store: Store, run_id: str, console: Console) -> None:
     """The run's summary, then its verdicts and the studies' claims re-derived (when any
     unit finished: otherwise the summary already said why there is no verdict)."""
-    print_run_summary(store, run_id, console)
-    if all(u["status"] != "done" for u in store.units(run_id)):
+    verdicts = any(u["status"] == "done" for u in store.units(run_id))
+    # the answer lists the failed units: the summary does when no answer follows
+    print_run_summary(store, run_id, console, failures=not verdicts)
+    if not verdicts:
         return
     # here, not at the top: pandas and scipy load only when this runs
     from fslab.report.terminal import print_verdicts

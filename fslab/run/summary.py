@@ -46,7 +46,9 @@ NOT_MEANINGFUL = {"smoke": "smoke profile (seconds-long runs on small data): not
                          "run may reverse them"}
 
 
-def print_run_summary(store, run_id: str, console: Console) -> None:
+def print_run_summary(store, run_id: str, console: Console, failures: bool = True) -> None:
+    """The run's numbers per case; with `failures`, its failed units (the answer says them
+    when one follows: printed here too, each failure was said twice)."""
     df = store.records(run_id)
     caveat = NOT_MEANINGFUL.get(store.run(run_id).get("profile") or "")
     units = store.units(run_id)
@@ -87,7 +89,7 @@ def print_run_summary(store, run_id: str, console: Console) -> None:
     console.print("median (min – max) over rounds; ↑ higher is better, ↓ lower is better."
                   + (f" Numbers of a {caveat}; the answer below says what its tests"
                      " could tell apart." if caveat else ""))
-    for line in failure_lines(failed)[:10]:
+    for line in failure_lines(failed)[:10] if failures else ():
         console.print(f"[red]failed[/] {escape(line)}", highlight=False)
     console.print(f"raw files (fio job files, JSON, logs): {store.run_dir(run_id)}")
 

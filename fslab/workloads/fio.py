@@ -351,9 +351,11 @@ class FioSuite(Suite):
         limit = sum(case.deadline(ctxs[i]) for i, _, _, _ in members)
         t0 = time.perf_counter()
         with open(log_path, "wb") as log:
+            # in the block's directory: fio writes each exec_prerun/postrun's output there
+            # (SECTION.prerun.txt), never into the user's working directory
             p = subprocess.Popen(["fio", "--output-format=json+", f"--output={out_path}",
                                   str(job_path)], stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+                                 start_new_session=True, cwd=block_dir)
             try:
                 status, _ = deadline.wait(p.pid, limit, str(block_dir))
             except deadline.Hung as e:

@@ -34,6 +34,8 @@ def figures(entries: list[dict], only: set[str] | None = None) -> list[Section]:
         body = '<div class="decision">' + "".join(charts) + "</div>"
         if e.get("memory_bound"):
             body += f'<p class="warn">{escape(e["memory_bound"]["why"])}</p>'
+        if e.get("cpu_bound"):
+            body += f'<p class="warn">{escape(e["cpu_bound"]["why"])}</p>'
         out.append(Section(e["workload"], body))
     return out
 
@@ -67,7 +69,7 @@ def chart(t: dict) -> str | None:
         rows.append({"label": lv, "value": d["ratio_to_best"], "lo": lo, "hi": hi, "color": color,
                      "note": note(lv == order[0], d, t)})
     arrow = "higher is better" if t["better"] == "higher" else "lower is better"
-    title = f"{metric_label(t.get('metric', ''))} ({arrow})"
+    title = f"{metric_label(t.get('metric', ''), t.get('suite'))} ({arrow})"
     if pooled:
         return dot_interval(rows, title, "rate (%)", log=False, reference=None)
     values = [v for r in rows for v in (r["value"], r.get("lo"), r.get("hi"))

@@ -115,7 +115,7 @@ class DbenchSuite(Suite):
             try:
                 done = process.run(cfg.argv(str(path)), me, out, ctx.unit_timeout or cfg.timeout(),
                                    cwd=path)
-                acct.stop()
+                acct.stop(path)
                 result = parse_output(out.read_text(errors="replace"))
             except StepFailed as e:
                 raise UnitFailed(str(e)) from None

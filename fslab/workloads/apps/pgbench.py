@@ -170,11 +170,13 @@ class PgbenchSuite(Suite):
                     done = process.run(cfg.run_argv(str(sockets / "tx")), account, client_log,
                                        ctx.unit_timeout or cfg.run_timeout(), env=pg.env,
                                        cwd=sockets, stdout=summary, check=False)
-                    acct.stop()
                     pg.check_alive()
                     if done.returncode != 0:
-                        raise StepFailed(f"pgbench exit {done.returncode}: "
+                        raise StepFailed(f"pgbench {process.exit_text(done.returncode)}: "
                                          f"{process.tail(client_log, 4)}")
+                    # the durable end: the transactions' dirty pages written by a checkpoint
+                    # (else the shutdown checkpoint wrote them, uncounted), then a syncfs
+                    acct.stop(path, flush=lambda: pg.query("CHECKPOINT", settings_out))
             result = parse_summary(summary.read_text())
             logs = sorted(sockets.glob("tx.*"))
             lat = transaction_latencies(logs)

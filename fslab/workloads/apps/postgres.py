@@ -17,6 +17,7 @@ so `fslab cleanup` stops a server a killed fslab left behind, before the mounts.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -95,12 +96,12 @@ class PostgresCluster:
                 return
             time.sleep(0.2)
         raise ServerFailed(f"postgres did not accept connections within {START_S} s: "
-                           f"{process.tail(self.log)}")
+                           f"{server_tail(self.log)}")
 
     def check_alive(self, what: str = "died") -> None:
         if self.proc is not None and self.proc.poll() is not None:
-            raise ServerFailed(f"postgres {what} (exit {self.proc.returncode}); its log: "
-                               f"{process.tail(self.log)}")
+            raise ServerFailed(f"postgres {what} ({process.exit_text(self.proc.returncode)}); "
+                               f"its log: {server_tail(self.log)}")
 
     def query(self, sql: str, out: Path) -> str:
         """One SQL statement's result (unaligned, tuples only), through psql."""
@@ -115,7 +116,9 @@ class PostgresCluster:
 
     def settings(self, out: Path) -> dict[str, str]:
         names = ", ".join(f"'{n}'" for n in SHOWN)
-        rows = self.query("SELECT name, setting || coalesce(unit, '') FROM pg_settings "
+        # current_setting() says a setting as SHOW does ('128MB'); setting || unit was
+        # its count of units glued to the unit ('16384' + '8kB' = '163848kB')
+        rows = self.query("SELECT name, current_setting(name) FROM pg_settings "
                           f"WHERE name IN ({names}) ORDER BY name", out)
         return dict(line.split("|", 1) for line in rows.splitlines() if "|" in line)
 
@@ -153,6 +156,25 @@ class PostgresCluster:
             except Exception:
                 pass
             state.forget("app-server", str(p.pid))
+
+
+# '2026-11-28 21:41:01.356 UTC [3526] ': the same on every line of the server's log
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[\d+\] ", re.M)
+
+
+def server_tail(log: Path, lines: int = 6) -> str:
+    """The server log's last lines without their time and pid: what went wrong, in a
+    failure's one line (with them, 8 lines were ~900 characters)."""
+    try:
+        text = _LOG_PREFIX.sub("", log.read_text(errors="replace"))
+    except OSError:
+        return ""
+    kept: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and (not kept or kept[-1] != line):    # each backend says its FATAL alike
+            kept.append(line)
+    return " | ".join(kept[-lines:])
 
 
 def _stat(pid: int) -> list[str] | None:

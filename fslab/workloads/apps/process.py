@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -68,6 +69,16 @@ class Finished:
     cpu_s: float              # the command's own CPU (user + system, its children included)
 
 
+def exit_text(returncode: int) -> str:
+    """'exit 1', or for a process a signal ended 'killed by SIGKILL' (Popen's -9)."""
+    if returncode >= 0:
+        return f"exit {returncode}"
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
+
+
 def tail(path: Path, lines: int = 8) -> str:
     """The last lines of a log, joined with ' | ' for a one-line failure message."""
     try:
@@ -109,6 +120,6 @@ def run(argv: list[str], account: Account, log: Path, timeout: float, *,
     p.returncode = os.waitstatus_to_exitcode(status)
     done = Finished(p.returncode, time.perf_counter() - t0, ru.ru_utime + ru.ru_stime)
     if check and p.returncode != 0:
-        raise StepFailed(f"{Path(argv[0]).name} failed (exit {p.returncode}): "
+        raise StepFailed(f"{Path(argv[0]).name} failed ({exit_text(p.returncode)}): "
                          f"{tail(stdout or log, 4) or tail(log, 4)}")
     return done

@@ -39,6 +39,12 @@ KEYS = {"smoke": 50_000, "quick": 500_000, "standard": 5_000_000, "paper": 10_00
 DURATION_S = {"smoke": 2, "quick": 10, "standard": 60, "paper": 300}
 KNOWN = {"keys", "duration", "value_size"}
 VALUE_BYTES = 100
+# what db_bench prints when built with assertions (Debian's rocksdb-tools is)
+ASSERTIONS = "WARNING: Assertions are enabled; benchmarks unnecessarily slow"
+ASSERTIONS_NOTE = ("db_bench as built by its package checks assertions (it says 'Assertions are "
+                   "enabled; benchmarks unnecessarily slow'): its operations per second are "
+                   "below a release build's, and compared between filesystems with that cost "
+                   "in every one")
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class DbBenchResult:
     p99_us: float
     mean_us: float
     max_us: float
+    assertions: bool = False    # db_bench said its build checks assertions (Debian's does)
 
 
 def parse_output(text: str, benchmark: str) -> DbBenchResult:
@@ -93,7 +100,8 @@ def parse_output(text: str, benchmark: str) -> DbBenchResult:
     if not (count and spread and p99):
         raise StepFailed(f"db_bench printed no histogram after {benchmark!r} (--histogram=1)")
     return DbBenchResult(benchmark, float(head[1]), int(head[2]), float(spread[2]),
-                         float(p99[1]), float(count[2]), float(spread[3]))
+                         float(p99[1]), float(count[2]), float(spread[3]),
+                         assertions=ASSERTIONS in text)
 
 
 def _whole(o: dict, key: str, default: int) -> int:
@@ -158,10 +166,12 @@ class RocksdbSuite(Suite):
                 acct = AppAccount.start(devices, daemon[1] if daemon else None)
                 done = process.run(cfg.run_argv(db), me, log, ctx.unit_timeout or cfg.timeout(),
                                    stdout=out, cwd=path)
-                acct.stop()
+                acct.stop(path)
                 result = parse_output(out.read_text(errors="replace"), WORKLOADS[cfg.workload][0])
             except StepFailed as e:
                 raise UnitFailed(str(e)) from None
+        if result.assertions:   # said with the numbers: the report's 'measured:' lines
+            ctx.note_workload(program_note=ASSERTIONS_NOTE)
         ms = [m("ops", result.ops_per_s, out_rel), m("operations", result.operations, out_rel),
               m("latency_p99", result.p99_us / 1e6, out_rel),
               m("latency_p50", result.p50_us / 1e6, out_rel),

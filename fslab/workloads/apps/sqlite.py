@@ -125,7 +125,7 @@ class SqliteSuite(Suite):
                 acct = AppAccount.start(devices, daemon[1] if daemon else None)
                 done = process.run(cfg.argv("run", db, seed), me, log,
                                    ctx.unit_timeout or cfg.timeout(), stdout=out, cwd=path)
-                acct.stop()
+                acct.stop(path)
                 result = parse_result(out.read_text())
             except StepFailed as e:
                 raise UnitFailed(str(e)) from None
