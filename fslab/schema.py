@@ -19,6 +19,11 @@ documents carried one. docs/formats.md lists the kinds with their histories:
 - recommend: `fslab recommend --json`. 1; "schema" added at 1.
 - features: `fslab features --json`. 1; "schema" added at 1.
 - dry-run: `fslab run --dry-run --json`. 1; "schema" added at 1.
+- list: `fslab list --json`. 1: a bare list of runs; 2: an object whose "runs" is that list.
+- options: `fslab options --json`. 1: a bare list of options; 2: an object whose "options"
+  is that list.
+- doctor: `fslab doctor --json`. 1; "schema" added at 1.
+- import: `fslab import --json`. 1; "schema" added at 1.
 """
 from __future__ import annotations
 
@@ -36,6 +41,10 @@ SCHEMAS: dict[str, int] = {
     "recommend": 1,
     "features": 1,
     "dry-run": 1,
+    "list": 2,
+    "options": 2,
+    "doctor": 1,
+    "import": 1,
 }
 
 

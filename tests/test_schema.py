@@ -202,3 +202,39 @@ def test_dry_run_json_says_its_fslab_and_schema(tmp_path):
     _leads_with_its_version(doc, "dry-run")
     assert doc["cases"] and not (tmp_path / "r").exists()       # a dry run creates nothing
 
+
+
+def test_list_json_is_an_object_with_its_runs(two_runs, tmp_path):
+    results, a, b = two_runs
+    doc = json.loads(fslab_in_process("list", "--results", results, "--json").stdout)
+    _leads_with_its_version(doc, "list")
+    assert [r["run_id"] for r in doc["runs"]] == [a, b]
+    empty = json.loads(fslab_in_process("list", "--results", str(tmp_path / "none"),
+                                        "--json").stdout)
+    _leads_with_its_version(empty, "list")
+    assert empty["runs"] == [] and not (tmp_path / "none").exists()
+
+
+def test_options_json_is_an_object_with_its_options():
+    doc = json.loads(fslab_in_process("options", "ext4", "--json").stdout)
+    _leads_with_its_version(doc, "options")
+    assert {o["filesystem"] for o in doc["options"]} == {"ext4"}
+
+
+def test_doctor_json_says_its_fslab_and_schema():
+    doc = json.loads(fslab_in_process("doctor", "--json").stdout)
+    _leads_with_its_version(doc, "doctor")
+    assert "ext4" in doc["filesystems"]
+
+
+def test_import_json_says_its_fslab_and_schema(tmp_path):
+    fio = Path(__file__).parent / "data" / "fio-json" / "01_yardstick_fio-2.1.3.json"
+    (tmp_path / "in" / "ext4").mkdir(parents=True)
+    shutil.copy(fio, tmp_path / "in" / "ext4" / "job.json")
+    out = fslab_in_process("import", str(tmp_path / "in"), "--results", str(tmp_path / "r"),
+                           "--json").stdout
+    doc = json.loads(out.strip().splitlines()[-1])
+    _leads_with_its_version(doc, "import")
+    assert doc["files"] == 1 and doc["records"] > 0
+    # the run it made has a versioned environment like any other
+    _leads_with_its_version(Store(tmp_path / "r").run(doc["run_id"])["environment"], "environment")
