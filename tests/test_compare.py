@@ -111,7 +111,7 @@ def test_json_rows_carry_the_interval_the_factor_and_the_gate(two_runs):
     results, a, b = two_runs
     code, out, _ = _cli("compare", a, b, "--results", results, "--json", "--fail-if-slower", "5%")
     assert code == 1
-    rows = {r["metric"]: r for r in json.loads(out.splitlines()[0])}
+    rows = {r["metric"]: r for r in json.loads(out.splitlines()[0])["rows"]}
     iops = rows["read_iops"]
     assert (iops["baseline"], iops["other"], iops["test"]) == (a, b, "Mann-Whitney U")
     assert iops["change_ci_lo"] < iops["change_pct"] < iops["change_ci_hi"]
@@ -246,6 +246,6 @@ def test_the_table_marks_the_rows_the_gate_tested_with_their_holm_p(tmp_path):
     assert "after Holm's correction over all of them" in out
     assert "tested (Holm p=0.063)" in page.read_text()
     code, out, _ = _cli("compare", a, b, "--results", results, "--json", "--fail-if-slower", "5%")
-    rows = {r["metric"]: r for r in json.loads(out.splitlines()[0])}
+    rows = {r["metric"]: r for r in json.loads(out.splitlines()[0])["rows"]}
     assert rows["read_iops"]["p_gate"] == pytest.approx(0.0635, abs=1e-3)
     assert rows["read_bw"]["p_gate"] is None

@@ -37,7 +37,7 @@ def test_fail_if_slower_catches_a_planted_regression(state_dir, tmp_path):
     faster = run_fslab("compare", f"@{after}", f"@{before}", "--fail-if-slower", "5%",
                        "--json", check=False)
     assert faster.returncode == 0, faster.stdout + faster.stderr
-    rows = {r["metric"]: r for r in json.loads(faster.stdout)}
+    rows = {r["metric"]: r for r in json.loads(faster.stdout)["rows"]}
     assert rows["read_iops"]["significant"] and rows["read_iops"]["change_pct"] > 100
     assert rows["read_iops"]["gate"] == "ok" and "passed" in faster.stderr
     assert not leftovers(str(work))

@@ -66,7 +66,7 @@ def test_smoke_run_four_filesystems(state_dir, results, tmp_path):
     assert _zfs_fuse_running() == daemon_before, "zfs-fuse must be stopped iff fslab started it"
     # `list` sees the run
     out = run_fslab("list", "--results", str(results), "--json").stdout
-    assert json.loads(out)[0]["run_id"] == run_id
+    assert json.loads(out)["runs"][0]["run_id"] == run_id
 
 
 def test_a_dumb_terminal_gets_a_line_per_unit(state_dir, results, tmp_path):

@@ -115,7 +115,7 @@ def test_cli_import_report_compare(tmp_path):
     assert second.returncode == 0 and "btrfs" in second.stdout and "imported 30 file(s)" in second.stdout
     second_id = second.stdout.split()[1].rstrip(":")
     cmp = fslab_in_process("compare", out["run_id"], second_id, "--results", results, "--json")
-    pairs = json.loads(cmp.stdout)
+    pairs = json.loads(cmp.stdout)["rows"]
     assert {p["test"] for p in pairs} == {"Mann-Whitney U"}     # two runs: unpaired
     assert {(p["baseline"], p["other"]) for p in pairs} == {(out["run_id"], second_id)}
     assert not any(p["significant"] for p in pairs)             # same files: no difference

@@ -54,7 +54,7 @@ def test_the_catalogue_only_lists_values_the_implementation_here_takes():
 
 
 def test_fslab_options_prints_the_catalogue():
-    rows = json.loads(fslab_in_process("options", "--json").stdout)
+    rows = json.loads(fslab_in_process("options", "--json").stdout)["options"]
     assert {r["filesystem"] for r in rows} >= set(CATALOGUED)
     wb = next(r for r in rows if "data=writeback" in r["values"] and r["filesystem"] == "ext4")
     assert wb["class"] == "trade" and "stale" in wb["trades"] and wb["how"] == ["-o data=writeback"]

@@ -254,7 +254,8 @@ def test_recommend_json_shape(store):
     p = fslab_in_process("recommend", run_id, "--priorities", "file-server", "--json",
                          "--results", str(st.root))
     server = json.loads(p.stdout)
-    assert list(server)[:5] == ["measured_where", "priorities", "first", "ranking", "not_measured"]
+    assert list(server)[:7] == ["fslab", "schema", "measured_where", "priorities", "first",
+                                "ranking", "not_measured"]
     assert server["priorities"] == "file-server" and server["first"] is None
     assert {r["level"] for r in server["ranking"]} == set(SPEED)
     assert all(r["score"] is None and r["rank"] is None for r in server["ranking"])

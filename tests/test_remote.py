@@ -332,7 +332,7 @@ def test_compare_runs_of_one_plan_on_two_hosts(hosts, tmp_path):
             "ext4 fio:seqwrite" in ln]
     assert len(rows) == 2, c.stdout
     j = run_fslab("compare", *runs, "--results", str(results), "--json")
-    pairs = orjson.loads(j.stdout)
+    pairs = orjson.loads(j.stdout)["rows"]
     assert {(r["baseline"], r["other"]) for r in pairs} == {("h1", "h2")}
     assert {r["case"] for r in pairs} == {"randread", "seqwrite"}
     assert_no_leftovers(hosts, workdir, tmp_path / "state")

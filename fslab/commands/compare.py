@@ -122,8 +122,8 @@ def _print_terminal(c, notes: list[str], verdict) -> None:
 
 
 def _print_json(c, verdict) -> None:
-    """One object per compared (workload, metric): the pair's numbers (as the analysis
-    has them), the change's interval in %, the factor text, and the gate's verdict."""
+    """"rows": one object per compared (workload, metric): the pair's numbers (as the
+    analysis has them), the change's interval in %, the factor text, and the gate's verdict."""
     import math
     import orjson
     rows = c.rows.drop(columns=["answer_rank", "speed"], errors="ignore").copy()
@@ -135,4 +135,6 @@ def _print_json(c, verdict) -> None:
         rows["p_gate"] = [verdict.p_gate.get(i, math.nan) for i in rows.index]
     records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                for r in rows.to_dict("records")]
-    print(orjson.dumps(records, option=orjson.OPT_SERIALIZE_NUMPY, default=str).decode())
+    from fslab import schema
+    print(orjson.dumps(schema.stamp("compare", {"rows": records}),
+                       option=orjson.OPT_SERIALIZE_NUMPY, default=str).decode())

@@ -63,7 +63,8 @@ def doctor(install: bool = typer.Option(False, "--install", help="apt-get instal
         _install()
     f = facts()
     if json:
-        print(orjson.dumps(f, option=orjson.OPT_INDENT_2).decode())
+        from fslab import schema
+        print(orjson.dumps(schema.stamp("doctor", f), option=orjson.OPT_INDENT_2).decode())
         return
     console.print(f"kernel {f['kernel']}; {'root' if f['root'] else 'not root (only --mountpoint runs)'}"
                   f"; loop devices {'yes' if f['loop'] else 'no'}; fuse {'yes' if f['fuse'] else 'no'}")

@@ -62,7 +62,9 @@ def features(
             raise FslabError(f"run {run_id} has no feature probe records (suite 'features')")
     m = fm.build(names, outcomes, impls)
     if json:
-        print(orjson.dumps(m.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        from fslab import schema
+        print(orjson.dumps(schema.stamp("features", m.as_dict()),
+                           option=orjson.OPT_INDENT_2).decode())
     elif markdown:
         print(point_by_point(m, *names) if len(names) == 2 else md_matrix(m))
     else:

@@ -32,8 +32,10 @@ def register(app: typer.Typer) -> None:
         res = import_path(store, path, log=lambda line: err.print(line, markup=False, highlight=False,
                                                                    soft_wrap=True))
         if as_json:
-            print(orjson.dumps({"run_id": res.run_id, "files": res.files, "records": res.records,
-                                "skipped": [{"path": p, "reason": r} for p, r in res.skipped]}).decode())
+            from fslab import schema
+            print(orjson.dumps(schema.stamp("import", {
+                "run_id": res.run_id, "files": res.files, "records": res.records,
+                "skipped": [{"path": p, "reason": r} for p, r in res.skipped]})).decode())
             raise typer.Exit(0 if res.files else 2)
         console.print(f"run {res.run_id}: imported {res.files} file(s), {res.records} records"
                       + (f"; skipped {len(res.skipped)}" if res.skipped else ""), markup=False)

@@ -25,13 +25,15 @@ def list_runs(results: Optional[Path] = ResultsOpt, json: bool = JsonOpt) -> Non
     if root.exists() and not root.is_dir():   # a mistyped path, not an empty results directory
         raise FslabError(f"--results {root} is not a directory", code=2)
     if not (root / "fslab.sqlite").is_file():   # listing creates nothing
-        print("[]") if json else console.print(f"no runs: no results store in {root}",
-                                                markup=False, highlight=False)
+        if json:
+            _print_json([])
+        else:
+            console.print(f"no runs: no results store in {root}", markup=False, highlight=False)
         return
     store: Store = open_store(root)
     runs = store.runs()
     if json:
-        print(orjson.dumps(runs, option=orjson.OPT_INDENT_2).decode())
+        _print_json(runs)
         return
     if not runs:
         console.print(f"no runs in {store.path}")
@@ -45,3 +47,8 @@ def list_runs(results: Optional[Path] = ResultsOpt, json: bool = JsonOpt) -> Non
                   r["profile"] or "-", r["fs"] or "-", r["suites"] or "-", str(r["done"]),
                   str(r["failed"]), str(r["records"]))
     console.print(t)
+
+
+def _print_json(runs: list[dict]) -> None:
+    from fslab import schema
+    print(orjson.dumps(schema.stamp("list", {"runs": runs}), option=orjson.OPT_INDENT_2).decode())

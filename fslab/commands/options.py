@@ -38,7 +38,9 @@ def options(fs: Optional[List[str]] = typer.Argument(None, help="Filesystems (de
                          "how": [_how(o.kind, v) for v in o.values]})
     if as_json:
         import orjson
-        print(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+        from fslab import schema
+        print(orjson.dumps(schema.stamp("options", {"options": rows}),
+                           option=orjson.OPT_INDENT_2).decode())
         return
     from rich.markup import escape
     from rich.table import Table

@@ -176,6 +176,7 @@ def _dry_run(the_plan, results, target: str, as_json: bool, schedule=None) -> No
     o = outline(the_plan, open_store(db.parent) if db.exists() else None, target, schedule)
     if as_json:
         import orjson
-        print(orjson.dumps(o, option=orjson.OPT_INDENT_2).decode())
+        from fslab import schema
+        print(orjson.dumps(schema.stamp("dry-run", o), option=orjson.OPT_INDENT_2).decode())
     else:
         print_outline(o, console)

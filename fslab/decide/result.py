@@ -10,7 +10,9 @@ version a decision was read at, so a report of an old store prints it as it was)
   "retired_round", "throttle", "write_amplification"): read with the renderers' answers
   for a missing key.
 - 2: "winner" only for a winner, the leader in "leader" (as `fslab decide --json` always
-  printed it), "stop_reason" the StopReason's name beside the "stopped" sentence.
+  printed it), "stop_reason" the StopReason's name beside the "stopped" sentence; since
+  every fslab JSON is versioned alike (fslab/schema.py) it leads with "fslab" and "schema",
+  and keeps "schema_version", which the fslab before that reads to refuse a newer decision.
 """
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
+from fslab import schema
 from fslab.decide.race import StopReason
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = schema.SCHEMAS["decision"]
 
 
 class Verdict(Enum):
@@ -204,17 +207,16 @@ class Decision:
             "cannot_decide": self.cannot_decide, "traded": list(self.traded),
             "stages": [s.to_json(version) for s in self.stages],
             "stage_notes": list(self.stage_notes)}
-        if version >= 2:
-            out |= {"leader": self.leader, "stop_reason": self.stopped.value,
-                    "schema_version": version}
-        return out
+        if version == 1:
+            return out                  # as stored then: no version keys
+        out |= {"leader": self.leader, "stop_reason": self.stopped.value,
+                "schema_version": version}
+        return schema.stamp("decision", out, version)
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Decision":
-        version = int(d.get("schema_version", 1))
-        if version > SCHEMA_VERSION:
-            raise ValueError(f"a decision of schema version {version}: this fslab reads up to "
-                             f"{SCHEMA_VERSION} (a newer fslab stored it)")
+    def from_json(cls, d: Mapping[str, Any], source: str = "a decision") -> "Decision":
+        """Any stored version; one a newer fslab wrote is refused in one line."""
+        version = schema.check("decision", d, source)
         verdict, stopped = Verdict(d["verdict"]), _stop(d)
         return cls(run=d["run"], verdict=verdict, leader=_leader(d, version),
                    ties=tuple(d.get("ties") or ()), equivalent=bool(d.get("equivalent")),
@@ -244,5 +246,5 @@ def _decided_before_the_key(verdict: Verdict, stopped: StopReason) -> bool:
 def stored_decisions(runs: list[dict]) -> list[Decision]:
     """The decisions `fslab decide` stored with its runs (the runs as the store returns them)."""
     from fslab.store.environment import RunEnvironment
-    return [Decision.from_json(d) for r in runs
+    return [Decision.from_json(d, f"run {r.get('run_id')}'s decision") for r in runs
             if (d := RunEnvironment.of_run(r).decide.decision)]

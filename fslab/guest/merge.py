@@ -34,6 +34,8 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
         if run is None:
             raise FslabError("the guest's results store holds no run")
         grun = run["run_id"]
+        # read first: an environment this fslab cannot read is refused before anything is copied
+        guest_environment = RunEnvironment.from_json(run["environment_json"], f"{db_path} run {grun}")
         old, new = f"runs/{grun}/", f"runs/{run_id}/{label}/"
 
         def remap(path: str | None) -> str | None:
@@ -75,7 +77,7 @@ def merge(store: Store, run_id: str, guest_results: Path, label: str) -> dict:
             db.executemany(sql, [tuple(r[c] for c in cols) for r in rows])
     return {"units": len(units), "records": len(records), "guest_run_id": grun,
             "status": run["status"],
-            "guest_environment": RunEnvironment.from_json(run["environment_json"])}
+            "guest_environment": guest_environment}
 
 
 # what the guest's fslab recorded that describes the measurements themselves, so the host's

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fslab import schema
 from fslab.analysis.counts import DESIGN
 from fslab.analysis.pairwise import format_p
 from fslab.recommend.explain import size_text
@@ -101,7 +102,7 @@ def measured_where(rec: Recommendation, store) -> list[str]:
 
 def as_json(rec: Recommendation, warnings: list[str] = ()) -> dict:
     """rec.as_dict() with `measured_where`: the lines to read before any ranking."""
-    return {"measured_where": list(warnings), **rec.as_dict()}
+    return schema.stamp("recommend", {"measured_where": list(warnings), **rec.as_dict()})
 
 
 def print_rich(rec: Recommendation, console: Console, warnings: list[str] = ()) -> None:

@@ -1,6 +1,7 @@
 """Markdown, CSV, Parquet and JSON outputs of one analysis."""
 from __future__ import annotations
 
+from fslab import schema
 from fslab.analysis import Analysis
 
 from pathlib import Path
@@ -73,7 +74,7 @@ def write_json(loaded: Loaded, path: Path) -> None:
            # each as it was stored (a decision of an older fslab in its own version's JSON)
            "decisions": [d.to_json(d.stored_version) for d in decisions(loaded.runs)],
            "records": json.loads(loaded.records.to_json(orient="records"))}
-    path.write_text(json.dumps(doc, indent=1, default=_plain))
+    path.write_text(json.dumps(schema.stamp("report", doc), indent=1, default=_plain))
 
 
 def _plain(x: object) -> object:

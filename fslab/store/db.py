@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
 
+from fslab import schema
 from fslab.errors import FslabError
 from fslab.records import RECORD_COLUMNS, Record, UnitKey
 
@@ -121,6 +122,7 @@ class Store:
                    command: str | None = None, profile: str | None = None,
                    source: str = "fslab", status: str = "running", run_id: str | None = None) -> str:
         run_id = run_id or new_run_id()
+        environment = schema.stamp("environment", environment)   # which fslab wrote the row
         with self.tx() as db:
             db.execute("INSERT INTO runs (run_id, name, plan, environment, status, started, command,"
                        " profile, source) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -156,6 +158,7 @@ class Store:
             row = rows[0]
         d = dict(row)
         d["environment"] = orjson.loads(d["environment"] or "{}")
+        schema.check("environment", d["environment"], f"{self.path} run {d['run_id']}")
         return d
 
     def runs(self) -> list[dict]:

@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
+from fslab import schema
+
 IMPLEMENTATION = " implementation"   # tools["zfs implementation"]: the host-wide label
 
 
@@ -52,9 +54,13 @@ class RunEnvironment:
         return cls.of((run or {}).get("environment"))
 
     @classmethod
-    def from_json(cls, text: str | bytes | None) -> "RunEnvironment":
-        """From the runs table's JSON column as stored (another store's, read by hand)."""
-        return cls.of(orjson.loads(text or "{}"))
+    def from_json(cls, text: str | bytes | None,
+                  source: str = "a run's environment") -> "RunEnvironment":
+        """From the runs table's JSON column as stored (another store's, read by hand); one
+        a newer fslab wrote is refused (`Store.run` refuses it in its own store)."""
+        data = orjson.loads(text or "{}")
+        schema.check("environment", _dict(data), source)
+        return cls.of(data)
 
     def as_dict(self) -> dict:
         return dict(self.data)
