@@ -56,7 +56,18 @@ def test_unpaired_comparisons_have_no_within_round_mde():
 
 
 def test_could_see_reads_as_percent_then_as_a_factor():
-    assert could_see(0.234) == "could see ≥ 23%" and could_see(1.65) == "could see ≥ 2.6×"
+    assert could_see(0.234) == "could see ≥ 24%" and could_see(1.65) == "could see ≥ 2.7×"
+    assert could_see(0.23) == "could see ≥ 23%" and could_see(12.2) == "could see ≥ 14×"
+
+
+def test_could_see_never_prints_zero_and_never_less_than_the_figure():
+    """Issue 47: "~ (could see ≥ 0%)" was printed for a figure under 0.5%."""
+    assert could_see(0.004) == "could see ≥ 0.4%" and could_see(0.0234) == "could see ≥ 2.4%"
+    assert could_see(0.00001) == "could see ≥ 0.1%"
+    for x in (0.0001, 0.0049, 0.031, 0.0999, 0.5, 0.999, 1.0, 3.3):
+        said = could_see(x).removeprefix("could see ≥ ")
+        shown = float(said[:-1]) / 100 if said.endswith("%") else float(said[:-1]) - 1
+        assert shown >= x - 1e-12 and shown > 0, (x, said)
 
 
 def test_json_and_html_carry_the_mde(tmp_path):
