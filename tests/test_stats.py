@@ -771,3 +771,22 @@ def test_a_metric_below_its_floor_everywhere_is_described_not_ranked(tmp_path):
                    for line in out.splitlines()), out
     assert "1 more rows (latency details, CPU, unranked metrics)" in out
     assert any("tpcb-like" in line and "ext4 ≫ xfs" in line for line in out.splitlines()), out
+
+
+def test_too_few_rounds_names_the_rounds_the_test_in_use_needs():
+    """Issue 47: "n=5: too few rounds for any test ... (3 per filesystem can)" where the
+    within-round differences did not vary, so the exact sign-flip test judged the pairs:
+    it needs 6 rounds for 2 filesystems, 8 for 4 (smallest p 2/2^n against 0.05 / pairs)."""
+    drift = [1.0, 1.3, 0.8, 1.1, 0.9]
+    two = analyze(frame({"ext4": [10 * d for d in drift], "xfs": [11 * d for d in drift]}),
+                  regression=False)
+    assert two.pairs.iloc[0]["test"].startswith("exact sign-flip")
+    assert two.tiers.iloc[0]["why"].endswith("to separate 2 filesystems (6 per filesystem can)")
+    four = analyze(frame({f"fs{i}": [(10 + i) * d for d in drift] for i in range(4)}),
+                   regression=False)
+    assert four.tiers.iloc[0]["why"].endswith("(8 per filesystem can)")
+    from fslab.analysis.significance import sign_flip_rounds
+    assert (sign_flip_rounds(2), sign_flip_rounds(4)) == (6, 8)
+    six = analyze(frame({"ext4": [10 * d for d in drift + [1.2]], "xfs": [11 * d for d in drift + [1.2]]}),
+                  regression=False)
+    assert six.tiers.iloc[0]["display"] != "one group"      # 6 rounds do separate them

@@ -32,3 +32,14 @@ def rounds_needed(k: int, blocked: bool = True) -> int:
     while 2 / math.comb(2 * n, n) >= ALPHA / pairs:
         n += 1
     return n
+
+
+def sign_flip_rounds(k: int) -> int:
+    """The fewest rounds with which the exact sign-flip test (the blocked test where the
+    within-round differences do not vary: smallest p 2 / 2^n) separates two of k after
+    Holm over all k(k-1)/2 pairs: 6 for 2 filesystems, 8 for 4."""
+    pairs = max(1, k * (k - 1) // 2)
+    n = 1
+    while 2 / 2 ** n >= ALPHA / pairs:
+        n += 1
+    return n

@@ -30,8 +30,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.significance import ALPHA, MEANINGFUL, MIN_BLOCKS, rounds_needed
-from fslab.analysis.pairwise import PairRow, effect_sign
+from fslab.analysis.significance import ALPHA, MEANINGFUL, MIN_BLOCKS, rounds_needed, sign_flip_rounds
+from fslab.analysis.pairwise import SIGN_FLIP, PairRow, effect_sign
 
 TIERS, LETTERS, ONE = "tiers", "letters", "one group"
 WITHIN = (f"within {MEANINGFUL:.0%}: their tests tell them apart by less than the {MEANINGFUL:.0%} "
@@ -102,9 +102,7 @@ def _rank(ident: dict, records: list[dict], group_pairs: list[dict]) -> dict:
     # every pair told apart by its test by less than the minimum meaningful difference
     within = bool(group_pairs) and all(r.get("negligible") for r in group_pairs)
     if display == ONE:
-        why = (WITHIN if within else
-               f"n={n}: too few rounds for any test to separate {len(order)} filesystems"
-               f" ({rounds_needed(len(order), _matched(group_pairs))} per filesystem can)"
+        why = (WITHIN if within else _too_few(n, len(order), tested, group_pairs)
                if too_few else "no significant difference")
     tests = sorted({r["test"] for r in tested if r["test"]})
     return {**ident, "better": better, "display": display, "order": order,
@@ -116,6 +114,19 @@ def _rank(ident: dict, records: list[dict], group_pairs: list[dict]) -> dict:
             "within": within and display == ONE, "n": n,
             "test": ", ".join(tests) + (", Holm over all pairs" if tests else ""),
             "pairs": [_pair_summary(r) for r in group_pairs], "why": why}
+
+
+def _too_few(n: int, k: int, tested: list[dict], group_pairs: list[dict]) -> str:
+    """Why no pair can be separated, naming the rounds the test in use needs: where the
+    within-round differences did not vary, the exact sign-flip test's (6 for 2
+    filesystems, 8 for 4), not the t-test's 3 ("n=5 ... (3 per filesystem can)" was said
+    of a group no 5 rounds could separate)."""
+    if tested and all(r["test"] == SIGN_FLIP for r in tested):
+        return (f"n={n}: too few rounds for the exact sign-flip test (the within-round "
+                f"differences did not vary) to separate {k} filesystems "
+                f"({sign_flip_rounds(k)} per filesystem can)")
+    return (f"n={n}: too few rounds for any test to separate {k} filesystems"
+            f" ({rounds_needed(k, _matched(group_pairs))} per filesystem can)")
 
 
 def _estimates(rows: list[dict], group_pairs: list[dict]) -> dict[str, float]:
