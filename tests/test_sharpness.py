@@ -37,8 +37,8 @@ def test_a_tie_says_what_its_tests_could_have_seen():
     assert verdict_table(a)["verdict"].iloc[0] == f"~ ({shown})"
     lines = headline_text(headline(a, None))
     assert lines[0].endswith(f"~ ({shown})")
-    assert lines[-1].startswith("could see: the smallest difference") and \
-        f"fio:randwrite ≥ {shown.split('≥ ')[1]}" in lines[-1]
+    note = next(ln for ln in lines if ln.startswith("could see: the smallest difference"))
+    assert f"fio:randwrite ≥ {shown.split('≥ ')[1]}" in note
 
 
 def test_a_separated_verdict_keeps_its_ranking_and_says_its_mde_in_the_notes():
@@ -46,7 +46,7 @@ def test_a_separated_verdict_keeps_its_ranking_and_says_its_mde_in_the_notes():
     t = sharpen(a).iloc[0]
     assert t["display"] != "one group" and math.isfinite(t["mde"])
     assert "could see" not in ranking_line(t)
-    assert "could see" in headline_text(headline(a, None))[-1]
+    assert any(ln.startswith("could see") for ln in headline_text(headline(a, None))[1:])
 
 
 def test_unpaired_comparisons_have_no_within_round_mde():
