@@ -459,6 +459,8 @@ def test_the_first_look_judges_its_reach_by_the_retirement_that_decides_races():
         assert stopped <= 4, (k, stopped)          # the elimination's reach: 11 of 40 at k = 4
     loud = sum(bool((said := reach(_first_look(rng, 4, 0.20))) and said[1]) for _ in range(40))
     assert loud >= 30, loud
+    words, _ = reach(_first_look(rng, 4, 0.03))
+    assert "80% lower bound" in words and ",," not in words and "median" in words
 
 
 def test_a_race_stopped_at_its_first_look_names_one_figure_once():

@@ -244,11 +244,12 @@ def reach(race: Race) -> tuple[str, bool] | None:
     elif per[hi] == 0:
         span = "any margin, a level one too"
     elif len(per) == 1:
-        span = f"about {difference_text(per[lo])} ({lo})"
+        span = f"about {_lead(per[lo])} ({lo})"
     else:
-        span = (f"about {difference_text(per[lo])} ({lo}) to {difference_text(per[hi])} "
-                f"({hi}), median {difference_text(median)},")
-    words = (f"at the noise of its first {race.min_rounds} rounds, {race.max_rounds} rounds "
+        span = (f"about {_lead(per[lo])} ({lo}) to {_lead(per[hi])} ({hi}), median "
+                f"{_lead(median)}")
+    words = (f"at the noise of its first {race.min_rounds} rounds (the least they allow: its "
+             f"{1 - QUIETEST:.0%} lower bound), {race.max_rounds} rounds "
              f"can show a candidate not {percent(race.delta)} better than the leader (and "
              f"retire it) with 80% power when the leader leads it by {span}, each at its "
              f"own noise (--delta {percent(race.delta)})")
@@ -274,6 +275,11 @@ def reach(race: Race) -> tuple[str, bool] | None:
                   "the rounds could not separate (more --max-rounds decides closer ones; "
                   + advice(enough) + ")")
     return words, far
+
+
+def _lead(x: float) -> str:
+    """A lead the retirement needs: 0 is any lead, a level candidate included."""
+    return "any lead (even none)" if x == 0 else difference_text(x)
 
 
 def advice(median: float) -> str:
