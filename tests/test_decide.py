@@ -84,15 +84,16 @@ def test_smallest_detectable_difference_grows_with_noise():
 def test_smallest_detectable_projected_to_more_rounds():
     """What the first look says a decide can reach: the same noise over more rounds finds
     smaller differences (the t quantiles on more degrees of freedom, sd / sqrt(rounds));
-    the projection to the rounds run is the figure itself. Checked against the formula."""
+    the projection to the rounds run is the figure itself. Checked against scipy's
+    noncentral t at the noise's 70% upper bound: the power there is 80%."""
     from scipy import stats
     three = {"a": {1: 1.0, 2: 1.0, 3: 1.0}, "b": {1: 0.95, 2: 1.0, 3: 0.97}}
     now = smallest_detectable(three, "a", ["b"], 0.05, 1)
     assert smallest_detectable(three, "a", ["b"], 0.05, 1, rounds=3) == now
     ten = smallest_detectable(three, "a", ["b"], 0.05, 1, rounds=10)
-    sd = np.std(np.log([0.95, 1.0, 0.97]), ddof=1)
-    expect = math.exp((stats.t.ppf(1 - 0.025, 9) + stats.t.ppf(0.8, 9)) * sd / math.sqrt(10)) - 1
-    assert ten == pytest.approx(expect) and ten < now
+    sd = np.std(np.log([0.95, 1.0, 0.97]), ddof=1) * math.sqrt(2 / stats.chi2.ppf(0.3, 2))
+    power = stats.nct.sf(stats.t.ppf(1 - 0.025, 9), 9, math.log1p(ten) * math.sqrt(10) / sd)
+    assert power == pytest.approx(0.8, abs=1e-8) and ten < now
 
 
 def test_catalogue_candidates_vary_one_option_and_respect_safety():
@@ -404,8 +405,10 @@ def test_the_paired_t_gives_scipy_stats_t_numbers():
         assert t.interval(0.95) == (mean - half, mean + half)
         q = float(stats.t.ppf(1 - 0.01, n - 1))
         assert t.one_sided_bounds(0.01) == (mean - q * t.se, mean + q * t.se)
-        assert t.detectable(0.025, 0.8, rounds=n + 2) == float(
-            (stats.t.ppf(0.975, n + 1) + stats.t.ppf(0.8, n + 1)) * sd / math.sqrt(n + 2))
+        d = t.detectable(0.025, 0.8, rounds=n + 2)
+        assert stats.nct.sf(stats.t.ppf(0.975, n + 1), n + 1, d * math.sqrt(n + 2) / sd) == \
+            pytest.approx(0.8, abs=1e-8)
+        assert t.noise_bound(0.7) == pytest.approx(sd * math.sqrt((n - 1) / stats.chi2.ppf(0.3, n - 1)))
 
 
 def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
@@ -424,7 +427,8 @@ def test_the_answer_and_the_race_use_one_paired_t_on_log_ratios():
         race.record("a", r, a[r])
         race.record("b", r, b[r])
     assert race.ratio_bounds("a", "b", 0.01) == tuple(math.exp(x) for x in t.one_sided_bounds(0.01))
-    assert detectable(race.values, "a", ["b"], 0.05, 1)["b"] == math.exp(t.detectable(0.025, 0.8)) - 1
+    assert detectable(race.values, "a", ["b"], 0.05, 1)["b"] == \
+        math.exp(t.detectable(0.025, 0.8, sd=t.noise_bound(0.7))) - 1
     # the leader of the race and the posterior's reference: one rule
     from fslab.decide.posterior import _reference
     assert race.leader() == _reference(race.values, ["a", "b"], "higher") == "a"

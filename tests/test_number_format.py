@@ -22,8 +22,24 @@ OTHER_FORMATS = re.compile(r"171,?679|1\.717e|1[.,]0[0-9]e\+0?3|1,035 MiB/s|1\.0
 
 def test_human_scales_and_separates():
     assert human(IOPS, "ops/s") == "172 k ops/s" and human(BW, "B/s") == "1.01 GiB/s"
-    assert human(BW, "bytes/s") == "1.01 GiB/s" and human(1234.0, "count") == "1,234 count"
+    assert human(BW, "bytes/s") == "1.01 GiB/s" and human(1234.0, "count") == "1,234"
     assert human_spread(IOPS, 170_000.0, 173_000.0, "ops/s") == "172 k ops/s (170–173)"
+
+
+def test_labels_say_each_value_once_and_in_the_unit_it_is_printed_in():
+    """Issue 47: fio's completion and total latency both read "mean read latency"; tables
+    headed "[ns]" over values printed in µs; "53,145 count" and "0 count (0–0)"."""
+    from fslab.metrics import label
+    assert label("read_clat_mean") == "mean read latency"
+    assert label("read_lat_mean") not in (label("read_clat_mean"), label("read_slat_mean"))
+    assert label("write_lat_p99") != label("write_clat_p99")
+    assert human(53_145.0, "count") == "53,145"
+    from fslab.metrics.format import heading
+    assert heading("mean read latency", "ns") == "mean read latency"
+    assert heading("device IOs", "count") == "device IOs [count]"
+    assert human(53_145.0, "count") == "53,145"
+    assert human_spread(0.0, 0.0, 0.0, "count") == "0"
+    assert human_spread(12.0, 10.0, 14.0, "count") == "12 (10–14)"
 
 
 def _store(tmp_path) -> tuple[Store, list[str]]:

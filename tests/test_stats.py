@@ -434,7 +434,10 @@ def test_verdict_table_names_metrics_as_people_do_and_keeps_the_key():
     a = analyze(frame({"ext4": [250e3, 251e3, 249e3, 252e3, 248e3],
                        "zfs": [3.6e3, 3.5e3, 3.7e3, 3.6e3, 3.65e3]}), regression=False)
     row = verdict_table(a).iloc[0]
-    assert row["metric"] == "write IOPS [ops/s]" and row["metric_key"] == "write_iops"
+    # the cells say their unit ("250 k ops/s"): a heading "[ops/s]" would stand over them
+    # where they are scaled ("[ns]" over µs)
+    assert row["metric"] == "write IOPS" and row["metric_key"] == "write_iops"
+    assert row["ext4"].startswith("250 k ops/s")
 
 
 def test_a_reason_for_tilde_that_repeats_is_said_once():
@@ -442,9 +445,10 @@ def test_a_reason_for_tilde_that_repeats_is_said_once():
     recs = pd.concat([frame({"ext4": [1.0, 2.0], "xfs": [1.5, 2.5]}, case=c) for c in ("a", "b")],
                      ignore_index=True)
     lines = headline_text(headline(analyze(recs, regression=False), recs))
-    assert lines[-1].startswith("[1] n=2: too few rounds")
-    assert all("~ [1]" in ln for ln in lines[:-1]) and len(lines) == 3
-    assert lines[-1].endswith("(3 per filesystem can)")     # the whole reason, once
+    numbered = [ln for ln in lines if ln.startswith("[")]
+    assert len(numbered) == 1 and numbered[0].startswith("[1] n=2: too few rounds")
+    assert all("~ [1]" in ln for ln in lines[:2]) and lines[2] == numbered[0]
+    assert numbered[0].endswith("(3 per filesystem can)")     # the whole reason, once
     assert not any("])" in ln for ln in lines)               # and no stray parenthesis
 
 
@@ -790,3 +794,53 @@ def test_the_answer_flags_an_application_unit_whose_cpus_were_saturated():
     assert "not the filesystem" in line and "xfs 0" not in line
     quiet = recs[~((recs["metric"] == "cpu_busy_system_wide") & (recs["fs"] == "ext4"))]
     assert headline(analyze(quiet, regression=False), quiet)[0]["cpu_bound"] is None
+
+
+def test_too_few_rounds_names_the_rounds_the_test_in_use_needs():
+    """Issue 47: "n=5: too few rounds for any test ... (3 per filesystem can)" where the
+    within-round differences did not vary, so the exact sign-flip test judged the pairs:
+    it needs 6 rounds for 2 filesystems, 8 for 4 (smallest p 2/2^n against 0.05 / pairs)."""
+    drift = [1.0, 1.3, 0.8, 1.1, 0.9]
+    two = analyze(frame({"ext4": [10 * d for d in drift], "xfs": [11 * d for d in drift]}),
+                  regression=False)
+    assert two.pairs.iloc[0]["test"].startswith("exact sign-flip")
+    assert two.tiers.iloc[0]["why"].endswith("to separate 2 filesystems (6 per filesystem can)")
+    four = analyze(frame({f"fs{i}": [(10 + i) * d for d in drift] for i in range(4)}),
+                   regression=False)
+    assert four.tiers.iloc[0]["why"].endswith("(8 per filesystem can)")
+    from fslab.analysis.significance import sign_flip_rounds
+    assert (sign_flip_rounds(2), sign_flip_rounds(4)) == (6, 8)
+    six = analyze(frame({"ext4": [10 * d for d in drift + [1.2]], "xfs": [11 * d for d in drift + [1.2]]}),
+                  regression=False)
+    assert six.tiers.iloc[0]["display"] != "one group"      # 6 rounds do separate them
+
+
+def test_a_run_too_short_for_the_carryover_check_says_so():
+    """Issue 47: at 4-5 rounds the check's permutation p cannot reach 0.01 (its floor is
+    2 / n!: a series and its reverse have the same lag-1 autocorrelation), and quick and
+    standard run 5: with AR(1) 0.7 they said nothing. The answer says the check could not
+    run; from 6 rounds it runs, and an independent run's answer says nothing of it."""
+    from fslab.analysis.carryover import carryover
+    from fslab.report.headline import headline, headline_text
+    short = _ar1_records(0.95, seed=3, rounds=5)
+    a = analyze(short, regression=False)
+    assert carryover(a.data, ["case", "metric"]).p > 0.01     # the most carried-over noise
+    lines = headline_text(headline(a, short))
+    assert any("not checkable below 6 rounds (this run: 5)" in ln for ln in lines)
+    ok = _ar1_records(0.0, seed=4, rounds=6)
+    assert not any("not checkable" in ln for ln in headline_text(headline(analyze(ok, regression=False), ok)))
+    from fslab.analysis.carryover import CHECKABLE
+    assert CHECKABLE == 6
+
+
+def test_the_answer_says_its_5_percent_is_per_line_and_what_that_means_across_lines():
+    """Issue 47: Holm corrects within a (workload, metric); identical filesystems through
+    six workloads got at least one false separation in 24-26% of runs, and the answer
+    did not say its 5% was per line."""
+    from fslab.report.headline import headline, headline_text
+    recs = pd.concat([frame({"ext4": [1.0, 2.0, 1.5], "xfs": [1.1, 2.1, 1.4]}, case=c)
+                      for c in ("a", "b", "c", "d", "e", "f")], ignore_index=True)
+    lines = headline_text(headline(analyze(recs, regression=False), recs))
+    scope = [ln for ln in lines if ln.startswith("5% per line")]
+    assert scope and "across these 6 lines" in scope[0] and "about 26% of runs" in scope[0]
+    assert "at most 30%" in scope[0]

@@ -16,6 +16,7 @@ carries nothing, so the observed mean is no larger than a shuffled one's.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,19 @@ import pandas as pd
 MIN_ROUNDS = 4          # fewer: a lag-1 autocorrelation of residuals says nothing
 PERMUTATIONS = 999
 WARN_P = 0.01
+
+
+def _checkable() -> int:
+    """The fewest rounds at which the check can warn at all: a series and its reverse have
+    the same lag-1 autocorrelation, so at least 2 of the n! round orders are as extreme as
+    the observed one and p >= 2 / n! (4 rounds: 0.083, 5: 0.017, both above WARN_P)."""
+    n = MIN_ROUNDS
+    while 2 / math.factorial(n) >= WARN_P:
+        n += 1
+    return n
+
+
+CHECKABLE = _checkable()    # 6
 
 
 @dataclass(frozen=True)
@@ -101,3 +115,10 @@ def carryover_text(c: Carryover) -> str:
             + ", ".join(f"{lv} {r:+.2f}" for lv, r in worst)
             + "). The within-round tests assume it does not, so their '≫' may be too sure "
             "(docs/statistics.md)")
+
+
+def unchecked_text(rounds: int) -> str:
+    """The answer's note where the check cannot warn: fewer than CHECKABLE rounds."""
+    return (f"rounds' independence not checkable below {CHECKABLE} rounds (this run: "
+            f"{rounds}): the within-round tests assume each round's noise is its own; if "
+            f"it carries over, their '≫' may be too sure (docs/statistics.md)")

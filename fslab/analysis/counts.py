@@ -143,7 +143,7 @@ COUNT_COLUMNS = ("baseline", "other", "n_baseline", "n_other", "test", "paired",
                  "matched", "ratio_ci_level", "shift", "p", "median_baseline", "median_other",
                  "ratio", "ratio_ci_lo", "ratio_ci_hi", "change_pct", "delta", "better",
                  "smallest_p", "note", "p_holm", "magnitude", "significant", "winner", "verdict",
-                 "design")
+                 "design", "negligible")
 
 
 def compare_counts(pooled: Pooled, better: str | None, levels: Sequence[str]) -> list[PairRow]:

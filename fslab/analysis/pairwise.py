@@ -40,7 +40,7 @@ from scipy import stats
 from scipy.special import comb
 
 from fslab.analysis.paired import PairedT
-from fslab.analysis.significance import ALPHA, CONFIDENCE, MIN_BLOCKS
+from fslab.analysis.significance import ALPHA, CONFIDENCE, MEANINGFUL, MIN_BLOCKS
 
 MAGNITUDES = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))  # Romano et al. 2006
 BLOCKED_LOG = "paired t-test on within-round log ratios"
@@ -336,6 +336,9 @@ class PairRow:
     significant: bool = False
     winner: str = ""
     verdict: str = ""
+    # Holm-significant, but the estimated ratio within MEANINGFUL of 1: not separated
+    # (significant is False), said "≈, within 1%"
+    negligible: bool = False
 
     def columns(self, order: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The row as the frame's columns: {field: value} in the fields' order (or `order`)."""
@@ -427,15 +430,25 @@ def _holm(rows: list[PairRow]) -> list[PairRow]:
     out = []
     for i, r in enumerate(rows):
         p_holm = float(adjusted[i]) if i in adjusted else math.nan
-        r = replace(r, p_holm=p_holm, significant=bool(p_holm < ALPHA),
-                    magnitude=magnitude(r.delta) if not math.isnan(r.delta) else "")
+        tiny = bool(p_holm < ALPHA) and within_meaningful(r.ratio)
+        r = replace(r, p_holm=p_holm, significant=bool(p_holm < ALPHA) and not tiny,
+                    negligible=tiny, magnitude=magnitude(r.delta) if not math.isnan(r.delta) else "")
         note = r.note
+        if tiny:
+            note = "; ".join(x for x in (note, f"{format_p(p_holm)} (Holm), but within "
+                                         f"{MEANINGFUL:.0%}: not a meaningful difference") if x)
         if not note and r.smallest_p * len(tested) >= ALPHA:
             note = (f"n={r.n_baseline}+{r.n_other} cannot show a difference "
                     f"(smallest p={r.smallest_p:.2g})")
         r = replace(r, winner=_winner(r), verdict=verdict(r), note=note)
         out.append(r)
     return out
+
+
+def within_meaningful(ratio: float) -> bool:
+    """A ratio closer to 1 than the minimum meaningful difference (either way)."""
+    return (isinstance(ratio, (int, float)) and math.isfinite(ratio) and ratio > 0
+            and max(ratio, 1 / ratio) < 1 + MEANINGFUL)
 
 
 def _winner(r: PairRow) -> str:
@@ -463,7 +476,11 @@ def effect_sign(r: PairRow) -> int:
 
 
 def verdict(r: PairRow) -> str:
-    """benchstat style: '+23.4% (p=0.002, Cliff's δ=0.81 large)', or '~' when not significant."""
+    """benchstat style: '+23.4% (p=0.002, Cliff's δ=0.81 large)', '≈, within 1%' when the
+    test separated a difference under the minimum meaningful one, or '~' when not
+    significant."""
+    if r.negligible:
+        return f"≈, within {MEANINGFUL:.0%}"
     if not r.significant:
         return "~"
     shift = r.shift

@@ -12,7 +12,9 @@ separated if and only if its own test is significant:
   levels with no letter in common are. "a [a] · b [ab] · c [b]": a and c differ, b
   cannot be told from either. Never a partition the tests did not make.
 - **One group** ("~") only when no pair is significant, with the reason: no significant
-  difference, or too few rounds for any test to separate them.
+  difference, or too few rounds for any test to separate them; "a ≈ b (within 1%)" when
+  every pair's test separated it by less than the minimum meaningful difference
+  (significance.MEANINGFUL: such a pair is not separated anywhere, pairwise._holm).
 
 Levels are listed best first by the tests' own estimate: where the group is compared
 within rounds, the geometric mean with each round's drift taken out (the additive fit
@@ -28,10 +30,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.significance import ALPHA, MIN_BLOCKS, rounds_needed
-from fslab.analysis.pairwise import PairRow, effect_sign
+from fslab.analysis.significance import ALPHA, MEANINGFUL, MIN_BLOCKS, rounds_needed, sign_flip_rounds
+from fslab.analysis.pairwise import SIGN_FLIP, PairRow, effect_sign
 
 TIERS, LETTERS, ONE = "tiers", "letters", "one group"
+WITHIN = (f"within {MEANINGFUL:.0%}: their tests tell them apart by less than the {MEANINGFUL:.0%} "
+          f"fslab counts as a difference")
 
 
 def tiers(summary: pd.DataFrame, pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -95,9 +99,10 @@ def _rank(ident: dict, records: list[dict], group_pairs: list[dict]) -> dict:
     too_few = not tested or all(r["smallest_p"] * len(tested) >= ALPHA for r in tested)
     n = min(int(r["n"]) for r in records)
     why = ""
+    # every pair told apart by its test by less than the minimum meaningful difference
+    within = bool(group_pairs) and all(r.get("negligible") for r in group_pairs)
     if display == ONE:
-        why = (f"n={n}: too few rounds for any test to separate {len(order)} filesystems"
-               f" ({rounds_needed(len(order), _matched(group_pairs))} per filesystem can)"
+        why = (WITHIN if within else _too_few(n, len(order), tested, group_pairs)
                if too_few else "no significant difference")
     tests = sorted({r["test"] for r in tested if r["test"]})
     return {**ident, "better": better, "display": display, "order": order,
@@ -105,9 +110,23 @@ def _rank(ident: dict, records: list[dict], group_pairs: list[dict]) -> dict:
             "levels_info": info,
             # the levels no test separates from the best: the winners a reader may pick from
             "best": [lv for lv in order if frozenset((best, lv)) not in sig] if display != ONE else [],
-            "one_tier": display == ONE, "too_few": too_few and display == ONE, "n": n,
+            "one_tier": display == ONE, "too_few": too_few and display == ONE and not within,
+            "within": within and display == ONE, "n": n,
             "test": ", ".join(tests) + (", Holm over all pairs" if tests else ""),
             "pairs": [_pair_summary(r) for r in group_pairs], "why": why}
+
+
+def _too_few(n: int, k: int, tested: list[dict], group_pairs: list[dict]) -> str:
+    """Why no pair can be separated, naming the rounds the test in use needs: where the
+    within-round differences did not vary, the exact sign-flip test's (6 for 2
+    filesystems, 8 for 4), not the t-test's 3 ("n=5 ... (3 per filesystem can)" was said
+    of a group no 5 rounds could separate)."""
+    if tested and all(r["test"] == SIGN_FLIP for r in tested):
+        return (f"n={n}: too few rounds for the exact sign-flip test (the within-round "
+                f"differences did not vary) to separate {k} filesystems "
+                f"({sign_flip_rounds(k)} per filesystem can)")
+    return (f"n={n}: too few rounds for any test to separate {k} filesystems"
+            f" ({rounds_needed(k, _matched(group_pairs))} per filesystem can)")
 
 
 def _estimates(rows: list[dict], group_pairs: list[dict]) -> dict[str, float]:

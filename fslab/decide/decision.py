@@ -39,8 +39,10 @@ def decision(store: Store, run_id: str, plan: Plan, min_rounds: int, first: int 
     specs = {f.label: f for f in plan.filesystem}
     others = [lv for lv in race.labels if lv != leader and race.values.get(lv)]
     k = len(race.labels)      # the race tests every pair of survivors: Holm's first step
+    stopped_early = race.stopped
+    # a race stopped at its first look has one figure, its reach, said in cannot_decide
     mde = (smallest_detectable(race.values, leader, others, race.alpha_look, max(1, k * (k - 1) // 2))
-           if leader else math.nan)
+           if leader and stopped_early is not StopReason.NOISE else math.nan)
     records = store.records(run_id)
     if not records.empty:
         records = records[(records["iteration"] > first) & (records["iteration"] <= first + d.max_rounds)]
@@ -180,14 +182,18 @@ def narrative(dec: Decision) -> list[str]:
             lines += stage_lines(s)
         lines.append(f"Final (stage {len(stages)}, the last stage's candidates only):")
     lines.append(verdict_line(dec))
-    lines.append(f"  {dec.rounds} rounds" + (" in the last stage" if len(stages) > 1 else "")
-                 + f", {dec.units_run} units run"
-                 + (f" in all {len(stages)} stages" if len(stages) > 1 else "")
-                 + f" (every candidate in all {dec.max_rounds} rounds"
-                 + (" of its stage" if len(stages) > 1 else "")
-                 + f": {dec.units_full_factorial}); smallest difference this "
-                 + ("stage" if len(stages) > 1 else "run")
+    said = (f"  {dec.rounds} rounds" + (" in the last stage" if len(stages) > 1 else "")
+            + f", {dec.units_run} units run"
+            + (f" in all {len(stages)} stages" if len(stages) > 1 else "")
+            + f" (every candidate in all {dec.max_rounds} rounds"
+            + (" of its stage" if len(stages) > 1 else "")
+            + f": {dec.units_full_factorial})")
+    # a race stopped at its first look said what its rounds can reach in the line above:
+    # one figure, named once (a pgbench decide printed "803.2%" here beside "about 41.1%")
+    if not dec.cannot_decide:
+        said += (f"; smallest difference this " + ("stage" if len(stages) > 1 else "run")
                  + f" could find with 80% power: {reach_text(dec.mde, dec.rounds)}")
+    lines.append(said)
     return lines
 
 

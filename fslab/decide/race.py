@@ -50,7 +50,7 @@ import numpy as np
 from scipy import stats
 
 from fslab.analysis.paired import PairedT
-from fslab.analysis.pairwise import PairTest, holm, pair_test
+from fslab.analysis.pairwise import PairTest, holm, pair_test, within_meaningful
 from fslab.analysis.significance import ALPHA, MIN_BLOCKS
 from fslab.plan.throttle import percent
 
@@ -294,7 +294,9 @@ class Race:
         lead = self.leader(alive)
         losers: dict[str, tuple] = {}
         for (a, b), t, ph in zip(pairs, tests, p_holm):
-            if not ph < level or not math.isfinite(t.ratio) or t.ratio == 1:
+            # a pair apart by less than the minimum meaningful difference is not separated
+            # here either (the answer shows it "≈, within 1%")
+            if not ph < level or not math.isfinite(t.ratio) or within_meaningful(t.ratio):
                 continue
             b_better = (t.ratio > 1) == (self.better == "higher")
             loser, winner = (a, b) if b_better else (b, a)

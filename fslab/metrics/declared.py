@@ -36,7 +36,10 @@ _TAIL = r"(min|max|p\d+(?:\.\d+)?)"
 
 
 def _latency_label(m: re.Match) -> str:
-    kind = "submission latency" if m[2] == "slat" else "latency"
+    # fio's clat is the latency the answer ranks ("p99 read latency"); its lat is slat +
+    # clat, said apart (both read "mean read latency", two rows of one name per workload)
+    kind = {"slat": "submission latency", "lat": "total latency (submission + completion)"
+            }.get(m[2], "latency")
     return f"{m[3]} {m[1]} {kind}"
 
 

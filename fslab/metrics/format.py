@@ -41,11 +41,23 @@ def _scale(value: float, unit: str) -> tuple[float, str]:
     return 1.0, unit
 
 
+# units human() does not print beside a value: a heading says them ("device IOs [count]")
+UNSAID = ("code", "count", "fraction")
+
+
+def heading(label: str, unit: str) -> str:
+    """A column or row heading of values human() prints: the unit in brackets only where
+    the values do not say it ("[ns]" stood over values printed in µs)."""
+    return f"{label} [{unit}]" if unit in UNSAID or not unit else label
+
+
 def human(value: float | None, unit: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if unit == "code":
         return str(int(value))
+    if unit == "count":         # "53,145", not "53,145 count" (the heading says count)
+        return number(value)
     if unit == "%":
         return f"{value:.1f}%"
     if unit == "ratio":         # write amplification 34.8×, not "34.8 ratio"
@@ -57,8 +69,11 @@ def human(value: float | None, unit: str) -> str:
 
 
 def human_spread(median: float, lo: float, hi: float, unit: str) -> str:
-    """'33.1 MiB/s (32.9–33.2)': the median as human() prints it, the range in its unit."""
-    if unit in ("code", "%", "ratio", "fraction"):
+    """'33.1 MiB/s (32.9–33.2)': the median as human() prints it, the range in its unit
+    (none where every value is the median: "0 count (0–0)" was printed)."""
+    if lo == hi == median:
+        return human(median, unit)
+    if unit in ("code", "%", "ratio", "fraction", "count"):
         return f"{human(median, unit)} ({human(lo, unit)}–{human(hi, unit)})"
     scale, _ = _scale(median, unit)
     return f"{human(median, unit)} ({number(lo / scale)}–{number(hi / scale)})"

@@ -30,7 +30,7 @@ from fslab.analysis.omnibus import MIN_N_TO_CHECK
 from fslab.metrics import is_detail
 from fslab.report.figures import (FigureContext, decision, latency_cdf, lead_sections, over_time,
                                   sections_for)
-from fslab.metrics.format import human, human_spread
+from fslab.metrics.format import heading, human, human_spread
 from fslab.results.load import Loaded
 from fslab.analysis import Analysis
 from fslab.report.figures import Section
@@ -318,7 +318,7 @@ def _level_table(a: Analysis, s: pd.DataFrame, metrics: list[tuple[str, str]]) -
     for metric, unit in metrics:
         g = by.get((metric, unit), [])
         better = g[0].better if g else None
-        row: dict[str, Any] = {"metric": metric_label(metric),
+        row: dict[str, Any] = {"metric": heading(metric_label(metric), unit),
                                "": {"higher": "↑", "lower": "↓"}.get(str(better), "not ranked")}
         for lv in g:
             lo, hi = lv.median_ci_lo, lv.median_ci_hi

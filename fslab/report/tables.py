@@ -8,7 +8,7 @@ import pandas as pd
 from fslab.analysis import Analysis
 from fslab.metrics import is_detail, label as metric_label
 from fslab.metrics.declared import DEVICE_COUNTERS, FIO_RATES
-from fslab.metrics.format import human, spread
+from fslab.metrics.format import heading, human, spread
 from fslab.report.sharpness import sharpen
 from fslab.report.verdicts import best_text, ranking_text, says_why
 from fslab.records import level_label
@@ -51,7 +51,7 @@ def verdict_table(a: Analysis, headline: bool = True) -> pd.DataFrame:
         ident = dict(zip(a.keys, key))
         unit = ident["unit"]
         row = {"workload": workload_label(ident, show_host),
-               "metric": f"{metric_label(ident['metric'], ident.get('suite'))} [{unit}]", "metric_key": ident["metric"]}
+               "metric": heading(metric_label(ident["metric"], ident.get("suite")), unit), "metric_key": ident["metric"]}
         for _, lv in g.iterrows():
             row[lv["level"]] = f"{human(lv['median'], unit)} {spread(lv['median_ci_lo'], lv['median_ci_hi'], lv['median'])}".strip()
         better = g["better"].iloc[0]

@@ -4,6 +4,8 @@ fslab.analysis.tiers decided, for the terminal, Markdown, HTML, CSV and JSON ali
   tiers:    "write IOPS: xfs ≈ ext4 ≫ btrfs (0.047×) ≫ zfs (0.014×)"
   letters:  "p99 read latency: zfs [a], btrfs [ab], xfs [b] (1.4×), ext4 [b] (1.5×)"
   one:      "write IOPS: ~ (no significant difference)"
+  within:   "write amplification: xfs ≈ ext4 (within 1%)" (separated by less than fslab's
+            minimum meaningful difference: significance.MEANINGFUL)
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pandas as pd
 from fslab.analysis.names import ratio_text
 from fslab.metrics import label as metric_label
 from fslab.analysis.counts import DESIGN as POOLED
+from fslab.analysis.significance import MEANINGFUL
 from fslab.analysis.tiers import LETTERS, ONE
 from fslab.report.sharpness import could_see
 
@@ -37,6 +40,8 @@ def ranking_text(t: dict, numbered_why: str | None = None) -> str:
             return f"({d['estimate']:.0%} vs {info[best]['estimate']:.0%})"
         return f"({ratio_text(d['ratio_to_best'])})"
     if t["display"] == ONE:
+        if t.get("within"):
+            return f"{' ≈ '.join(order)} (within {MEANINGFUL:.0%})"
         if not says_why(t):         # what the tests could have seen says more
             return f"~ ({could_see(t['mde'])})"
         return f"~ {numbered_why}" if numbered_why else f"~ ({t['why']})"
