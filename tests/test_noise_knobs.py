@@ -56,7 +56,8 @@ def test_a_reused_image_holds_every_units_filesystem_and_goes_at_the_end(state_d
     status = db.execute("SELECT status, COUNT(*) FROM units GROUP BY status").fetchall()
     assert status == [("done", 4)]
     env = json.loads(db.execute("SELECT environment FROM runs").fetchone()[0])
-    assert env["units"] == {"settle": True, "image": "reused", "loop_direct_io": True}
+    assert env["units"] == {"settle": True, "image": "reused", "loop_direct_io": True,
+                            "design": "sliced", "slice_ms": 250}
     # every unit's filesystem (ext4's and xfs's, both rounds) was made on the one image
     targets = [json.loads(p.read_text())["target"]
                for p in (results / "runs").rglob("filesystem.json")]

@@ -131,3 +131,18 @@ def test_the_mark_script_writes_a_line_that_slice_times_reads(tmp_path):
     assert got[0].seconds > 0 and got[0].cpu_end.total > 0
     assert got[0].daemon_cpu_seconds is not None and got[0].daemon_cpu_seconds >= 0
     assert Path(marks).read_text().count("\n") == 2
+
+
+def test_the_bare_device_runs_as_its_own_unit_beside_a_block():
+    # the raw device was put into a block: its slices had no directory for their files
+    # (fio layout: unlink ... Read-only file system) and every raw unit failed
+    from fslab.plan import FilesystemSpec
+    from fslab.run.blocks import blocks
+    from fslab.run.flags import from_flags
+    from fslab.run.schedule import Schedule
+    plan = from_flags(None, "ext4,xfs", "fio", "quick", 1, None, [], None, None, with_text=False)
+    plan = plan.model_copy(update={"filesystem": [*plan.filesystem, FilesystemSpec(name="raw")]})
+    got = blocks(Schedule.of(plan).round(1), plan, existing=False)
+    assert all(len(b) == 1 for b in got if b[0].spec.name == "raw")
+    assert {len(b) for b in got if b[0].spec.name != "raw"} == {2}
+    assert sum(len(b) for b in got) == 3 * 7

@@ -363,7 +363,8 @@ class FioSuite(Suite):
                     a.stop()
                 said = [ctxs[i].driver.recover_after_hang(inst) for i, _, inst, _ in members
                         if inst is not None]
-                why = str(e) + "".join(f"; {r}" for r in said if r)
+                why = (f"{e}; the block of {len(members)} filesystems' slices, each its unit's "
+                       f"{case.deadline(ctxs[members[0][0]]):.3g} s" + "".join(f"; {r}" for r in said if r))
                 return {i: UnitFailed(why) for i, _, _, _ in members}
             except BaseException:
                 kill_group(p)
